@@ -1,0 +1,62 @@
+// taskplace/clock.hpp: the clocks the library ships.
+//
+// Kernel analogue: sched_clock_cpu() for SteadyClock, jiffies for
+// CoarseClock. Policies never read a clock themselves: they take `now` as an
+// argument, so the embedder reads the clock once per decision and tests pass
+// any time they like. The composed balancer times its pull attempts with a
+// Clock.
+//
+//   taskplace::SteadyClock clock;
+//   tracker.idle_end(state, clock.now());
+#pragma once
+
+#include <chrono>
+#include <ctime>
+
+#include "taskplace/types.hpp"
+
+namespace taskplace {
+
+// std::chrono::steady_clock in nanoseconds: CLOCK_MONOTONIC, about 20 ns a
+// read through the vDSO.
+struct SteadyClock {
+  Nanoseconds now() const noexcept {
+    return std::chrono::duration_cast<Nanoseconds>(
+        std::chrono::steady_clock::now().time_since_epoch());
+  }
+};
+
+// CLOCK_MONOTONIC_COARSE: a few nanoseconds a read, resolution one timer tick
+// (1-4 ms). Enough for the once-a-second flip decay and the cost decay; too
+// coarse to time a single balance attempt.
+struct CoarseClock {
+  Nanoseconds now() const noexcept {
+    timespec ts{};
+#ifdef CLOCK_MONOTONIC_COARSE
+    ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+#else
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
+    return Nanoseconds{static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 +
+                       ts.tv_nsec};
+  }
+};
+
+// A clock that moves only when told to: for tests and simulations.
+// Thread-safety: none; share one per test thread.
+class ManualClock {
+ public:
+  constexpr ManualClock() = default;
+  constexpr explicit ManualClock(Nanoseconds start) noexcept : now_(start) {}
+
+  constexpr Nanoseconds now() const noexcept { return now_; }
+  // Moves the clock by `d`; a negative `d` moves it backwards on purpose
+  // (policies treat that as no time passing).
+  constexpr void advance(Nanoseconds d) noexcept { now_ += d; }
+  constexpr void set(Nanoseconds t) noexcept { now_ = t; }
+
+ private:
+  Nanoseconds now_{0};
+};
+
+}  // namespace taskplace

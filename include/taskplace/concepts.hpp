@@ -1,0 +1,221 @@
+// taskplace/concepts.hpp: every concept of the library, in one place.
+//
+// A concept names a role: the machine (Topology), time (Clock), and one per
+// policy role, so that users can write their own model of any of them and
+// have it checked at compile time. Requirements are numbered (R1, R2, ...)
+// and invariants that a compiler cannot check (I1, I2, ...) are stated here
+// and checked at run time by the conformance kit (taskplace/testing.hpp).
+//
+//   static_assert(taskplace::Topology<MyTopology>);
+//   static_assert(taskplace::WideRule<MyRule>);
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <ranges>
+
+#include "taskplace/types.hpp"
+
+namespace taskplace {
+
+// ---------------------------------------------------------------------------
+// CpuRange: what a topology hands out for "the CPUs of this core / LLC /
+// node / level".
+//   R1 a random-access, sized range (a span, an iota view);
+//   R2 its elements convert to CpuId.
+//   I1 elements are distinct, ascending, and each < cpu_count().
+template <class R>
+concept CpuRange = std::ranges::random_access_range<R> &&
+                   std::ranges::sized_range<R> &&
+                   std::convertible_to<std::ranges::range_value_t<R>, CpuId>;
+
+// ---------------------------------------------------------------------------
+// Topology: the machine as the heuristics see it. `c` is a dense CpuId in
+// [0, cpu_count()); `i` is a level index in [0, level_count(c)). Passing ids
+// outside those ranges is a precondition violation: shipped topologies check
+// it in checked builds (detail/assert.hpp) and throw PreconditionError.
+//
+//   R1 t.cpu_count()      -> std::uint32_t   number of CPUs, >= 1
+//   R2 t.core_of(c), t.llc_of(c), t.node_of(c)
+//                         -> std::uint32_t   id of c's core / LLC / node
+//   R3 t.core_size(c), t.llc_size(c), t.node_size(c)
+//                         -> std::uint32_t   how many CPUs share it
+//   R4 t.core_cpus(c), t.llc_cpus(c), t.node_cpus(c)
+//                         -> CpuRange        those CPUs
+//   R5 t.level_count(c)   -> std::uint32_t   balance levels of c, <= max_levels
+//   R6 t.level_kind(c, i) -> LevelKind       what level i is
+//   R7 t.level_cpus(c, i) -> CpuRange        the CPUs level i spans
+//
+// Invariants (checked by taskplace::testing::check_topology):
+//   I1 c is in core_cpus(c), llc_cpus(c), node_cpus(c).
+//   I2 size(core_cpus(c)) == core_size(c), and likewise for llc and node.
+//   I3 SMT siblings share an LLC: core_cpus(c) is a subset of llc_cpus(c).
+//   I4 Equal ids mean equal sets: llc_of(a) == llc_of(b) iff b is in
+//      llc_cpus(a); hence equal llc_of implies equal llc_size. Likewise for
+//      core and node.
+//   I5 LLCs and nodes nest one way or the other: llc_cpus(c) is a subset of
+//      node_cpus(c), or node_cpus(c) of llc_cpus(c) (Intel SNC: several
+//      nodes inside one LLC).
+//   I6 Levels grow strictly and nest: c is in level 0, level i is a strict
+//      subset of level i+1, kinds never decrease.
+//   I7 The last level spans every CPU when cpu_count() > 1; a single-CPU
+//      topology has no levels.
+//   I8 The level of kind smt, if any, equals core_cpus(c); the level of kind
+//      llc, if any, equals llc_cpus(c).
+template <class T>
+concept Topology = requires(const T& t, CpuId c, std::uint32_t i) {
+  { t.cpu_count() } -> std::convertible_to<std::uint32_t>;   // R1
+  { t.core_of(c) } -> std::convertible_to<std::uint32_t>;    // R2
+  { t.llc_of(c) } -> std::convertible_to<std::uint32_t>;
+  { t.node_of(c) } -> std::convertible_to<std::uint32_t>;
+  { t.core_size(c) } -> std::convertible_to<std::uint32_t>;  // R3
+  { t.llc_size(c) } -> std::convertible_to<std::uint32_t>;
+  { t.node_size(c) } -> std::convertible_to<std::uint32_t>;
+  { t.core_cpus(c) } -> CpuRange;                            // R4
+  { t.llc_cpus(c) } -> CpuRange;
+  { t.node_cpus(c) } -> CpuRange;
+  { t.level_count(c) } -> std::convertible_to<std::uint32_t>;  // R5
+  { t.level_kind(c, i) } -> std::same_as<LevelKind>;           // R6
+  { t.level_cpus(c, i) } -> CpuRange;                          // R7
+};
+
+// ---------------------------------------------------------------------------
+// Clock: monotonic time in nanoseconds.
+//   R1 c.now() -> Nanoseconds, callable on a const clock.
+//   I1 Ideally never decreases. Every policy treats a decrease as no time
+//      passing (detail::elapsed), so a clock that jumps back or wraps cannot
+//      make a duration negative or huge.
+template <class C>
+concept Clock = requires(const C& c) {
+  { c.now() } -> std::same_as<Nanoseconds>;
+};
+
+// ---------------------------------------------------------------------------
+// Flip policies (taskplace/policy/flip_counter.hpp).
+//
+// FlipDecay: what the once-a-period decay does to the flip count.
+//   R1 D::apply(std::uint32_t flips) -> std::uint32_t, noexcept, constexpr.
+//   I1 apply(x) <= x (decay never increases flips).
+template <class D>
+concept FlipDecay = requires(std::uint32_t flips) {
+  { D::apply(flips) } noexcept -> std::same_as<std::uint32_t>;
+};
+
+// StorageCell: one field of per-task state.
+//   R1 load() const -> T; store(T); both noexcept.
+template <class Cell, class T>
+concept StorageCell = std::default_initializable<Cell> &&
+                      requires(Cell& cell, const Cell& ccell, T v) {
+  { ccell.load() } noexcept -> std::same_as<T>;
+  { cell.store(v) } noexcept;
+};
+
+// FlipStorage: how per-task flip state is stored (plain fields, or relaxed
+// atomics so that several threads may touch it without a data race).
+//   R1 S::cell<T> is a StorageCell of T for T in {std::uint32_t, TaskKey,
+//      std::int64_t}.
+template <class S>
+concept FlipStorage =
+    StorageCell<typename S::template cell<std::uint32_t>, std::uint32_t> &&
+    StorageCell<typename S::template cell<TaskKey>, TaskKey> &&
+    StorageCell<typename S::template cell<std::int64_t>, std::int64_t>;
+
+// FlipPolicy: the role FlipCounter plays in a wake decision.
+//   R1 F::state, default-constructible: the waker's per-task state.
+//   R2 f.record(state&, TaskKey wakee, Nanoseconds now): the waker woke wakee.
+//   R3 f.flips(const state&) -> std::uint32_t: current flip count.
+//   I1 flips never wrap (they saturate at UINT32_MAX).
+template <class F>
+concept FlipPolicy = std::default_initializable<typename F::state> &&
+    requires(const F& f, typename F::state& s, const typename F::state& cs,
+             TaskKey wakee, Nanoseconds now) {
+  { f.record(s, wakee, now) } -> std::same_as<void>;
+  { f.flips(cs) } -> std::same_as<std::uint32_t>;
+};
+
+// ---------------------------------------------------------------------------
+// Wide rules (taskplace/policy/wide_detector.hpp).
+//   R1 R::wide(std::uint32_t waker_flips, std::uint32_t wakee_flips,
+//              std::uint32_t factor) -> bool, noexcept, constexpr.
+//   I1 Defined for every 32-bit input: no overflow, no division by zero.
+template <class R>
+concept WideRule = requires(std::uint32_t w, std::uint32_t e, std::uint32_t f) {
+  { R::wide(w, e, f) } noexcept -> std::same_as<bool>;
+};
+
+// ---------------------------------------------------------------------------
+// Factor policies (taskplace/policy/llc_factor.hpp): the flip threshold, a
+// property of the waking CPU.
+//   R1 F::factor(const T& topology, CpuId waking_cpu) -> std::uint32_t.
+//   I1 factor >= 1.
+template <class F, class T>
+concept FactorPolicy = Topology<T> && requires(const T& t, CpuId c) {
+  { F::factor(t, c) } -> std::convertible_to<std::uint32_t>;
+};
+
+// ---------------------------------------------------------------------------
+// Newidle cost policies (taskplace/policy/newidle_cost_tracker.hpp).
+//
+// AvgIdleEstimator: folds one idle period into avg_idle.
+//   R1 E::update(Nanoseconds avg_idle, Nanoseconds delta, Nanoseconds cap)
+//      -> Nanoseconds, noexcept; `cap` is 2 * max_idle_balance_cost.
+//   I1 0 <= result <= max(cap, avg_idle) for non-negative inputs.
+template <class E>
+concept AvgIdleEstimator = requires(Nanoseconds avg, Nanoseconds delta, Nanoseconds cap) {
+  { E::update(avg, delta, cap) } noexcept -> std::same_as<Nanoseconds>;
+};
+
+// CostDecaySchedule: when a level's maximum cost decays.
+//   R1 D::restart_on_new_max: bool constant. true: a new maximum restarts the
+//      one-period wait (v5.16, DecayIfNoNewMax); false: decay every period
+//      regardless (2013, DecayEverySecond).
+template <class D>
+concept CostDecaySchedule = requires {
+  { D::restart_on_new_max } -> std::convertible_to<bool>;
+};
+
+// CostDecayRatio: the factor each decay multiplies by, num/den < 1.
+//   R1 R::num, R::den: std::uint32_t constants, 0 < num < den.
+template <class R>
+concept CostDecayRatio = requires {
+  { R::num } -> std::convertible_to<std::uint32_t>;
+  { R::den } -> std::convertible_to<std::uint32_t>;
+} && (R::num > 0) && (R::num < R::den);
+
+// NewidleEntryGate: may a newly idle CPU balance at all?
+//   R1 G::allow(Nanoseconds avg_idle, Nanoseconds first_level_cost,
+//               Nanoseconds migration_cost) -> bool, noexcept.
+template <class G>
+concept NewidleEntryGate = requires(Nanoseconds a, Nanoseconds b, Nanoseconds m) {
+  { G::allow(a, b, m) } noexcept -> std::same_as<bool>;
+};
+
+// NewidleLevelBudget: may it go on to the next level?
+//   R1 B::allow(Nanoseconds avg_idle, Nanoseconds spent_so_far,
+//               Nanoseconds level_cost, Nanoseconds migration_cost) -> bool,
+//      noexcept.
+template <class B>
+concept NewidleLevelBudget = requires(Nanoseconds a, Nanoseconds s, Nanoseconds c, Nanoseconds m) {
+  { B::allow(a, s, c, m) } noexcept -> std::same_as<bool>;
+};
+
+// ---------------------------------------------------------------------------
+// Cache-hot reservation variants (taskplace/policy/cache_hot_reservation.hpp).
+//   R1 V::update_sleep_avg(Nanoseconds avg, Nanoseconds sample,
+//                          Nanoseconds migration_cost) -> Nanoseconds.
+//   R2 V::reserve_until(Nanoseconds hot_until, Nanoseconds now,
+//                       Nanoseconds sleep_avg) -> Nanoseconds.
+//   R3 V::fallback_to_hot_idle: bool constant (if every idle CPU is hot, take
+//      the first hot idle one instead of stacking on a busy CPU).
+//   R4 V::scan_share_den: std::uint32_t constant; the reservation-aware scan
+//      may use 1/scan_share_den of the scan budget (1: all, 2: half).
+//   I1 reserve_until(h, now, s) <= now + s when h <= now + s.
+template <class V>
+concept SleepReservationVariant = requires(Nanoseconds a, Nanoseconds b, Nanoseconds c) {
+  { V::update_sleep_avg(a, b, c) } noexcept -> std::same_as<Nanoseconds>;
+  { V::reserve_until(a, b, c) } noexcept -> std::same_as<Nanoseconds>;
+  { V::fallback_to_hot_idle } -> std::convertible_to<bool>;
+  { V::scan_share_den } -> std::convertible_to<std::uint32_t>;
+};
+
+}  // namespace taskplace

@@ -1,0 +1,44 @@
+// taskplace/detail/math.hpp: the small arithmetic every heuristic shares.
+//
+// update_avg is the kernel's EWMA (kernel/sched: update_avg, weight 1/8);
+// elapsed() is the "a clock that goes backwards means no time passed" rule;
+// the saturating helpers keep counters from wrapping.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "taskplace/types.hpp"
+
+namespace taskplace::detail {
+
+// avg += (sample - avg) / 8, computed in signed arithmetic like the kernel
+// (s64 diff). Division truncates toward zero, as C's does.
+constexpr Nanoseconds update_avg(Nanoseconds avg, Nanoseconds sample) noexcept {
+  const std::int64_t diff = sample.count() - avg.count();
+  return Nanoseconds{avg.count() + diff / 8};
+}
+
+// Time from `since` to `now`; zero when the clock went backwards.
+constexpr Nanoseconds elapsed(Nanoseconds since, Nanoseconds now) noexcept {
+  return now > since ? now - since : Nanoseconds::zero();
+}
+
+// a + 1 without wrapping past the maximum.
+constexpr std::uint32_t saturating_inc(std::uint32_t a) noexcept {
+  return a == std::numeric_limits<std::uint32_t>::max() ? a : a + 1;
+}
+
+// Sum of two non-negative durations, clamped at the maximum representable.
+constexpr Nanoseconds saturating_add(Nanoseconds a, Nanoseconds b) noexcept {
+  const auto max = Nanoseconds::max().count();
+  if (b.count() > 0 && a.count() > max - b.count()) return Nanoseconds::max();
+  return a + b;
+}
+
+// Product of two 32-bit values, exact in 64 bits (never overflows).
+constexpr std::uint64_t wide_mul(std::uint32_t a, std::uint32_t b) noexcept {
+  return static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b);
+}
+
+}  // namespace taskplace::detail

@@ -1,0 +1,68 @@
+// taskplace/fwd.hpp: every front-door class template with its defaults,
+// in one short page.
+//
+// Read this header to see what the library's defaults are; include the
+// policy headers (or taskplace.hpp) to use them. Each default is today's
+// kernel behaviour unless the line says otherwise.
+//
+//   taskplace::FlipCounter<> flips;                      // HalveDecay, plain fields
+//   taskplace::FlipCounter<taskplace::WipeDecay> flips_2013;
+#pragma once
+
+#include <cstdint>
+
+#include "taskplace/concepts.hpp"
+
+namespace taskplace {
+
+// --- FlipCounter (kernel record_wakee) -------------------------------------
+struct WipeDecay;             // v3.12 (2013): flips = 0 once a period
+struct HalveDecay;            // since v3.13: flips >>= 1 once a period  [default]
+struct PlainStorage;          // plain fields: one thread touches the state  [default]
+struct RelaxedAtomicStorage;  // relaxed atomics: several threads, no data race
+template <FlipDecay Decay = HalveDecay, FlipStorage Storage = PlainStorage>
+class FlipCounter;
+
+// --- WideDetector (kernel wake_wide) ---------------------------------------
+struct Wang2013;        // v3.12: e > f && w > f*e
+struct Symmetric2015;   // v4.2 to today: lo >= f && hi >= f*lo  [default]
+struct MasterOnly2017;  // seed 004 experiment: hi >= f*lo
+template <WideRule Rule = Symmetric2015>
+struct WideDetector;
+
+// --- Factor policies (kernel sd_llc_size) ----------------------------------
+struct LlcFactor;        // CPUs sharing the waking CPU's LLC  [default]
+struct NodeFactor;       // CPUs in the waking CPU's node (2013 v1)
+template <std::uint32_t N>
+struct FixedFactor;      // a constant
+struct CoresPerLlcFactor;  // physical cores in the waking CPU's LLC
+
+// --- NewidleCostTracker (kernel avg_idle, max_newidle_lb_cost) -------------
+struct Low2013;           // update_avg, then clamp to 2*max cost  [default]
+struct Pre2013;           // delta > cap ? cap : update_avg
+struct DecayEverySecond;  // 2013: decay once a period, unconditionally
+struct DecayIfNoNewMax;   // v5.16: decay after a period without a new max  [default]
+template <std::uint32_t Num, std::uint32_t Den>
+struct DecayRatio;        // 253/256 [default], 254/256, 63/64
+struct NoEntryGate;       // always try
+struct MigrationCostGate; // 2009-2021: skip if avg_idle < migration_cost
+struct FirstLevelGate;    // v5.16+: skip if avg_idle < level 0's max cost  [default]
+struct NoLevelBudget;     // visit every level
+struct LevelBudget;       // stop if avg_idle < spent + level cost  [default]
+struct LevelBudgetPlusMigration;  // seed 003 RFC 3/3: ... + migration_cost
+struct DefaultNewidleTraits;
+template <class Traits = DefaultNewidleTraits>
+class NewidleCostTracker;
+
+// --- CacheHotReservation (SIS_CACHE, never merged) -------------------------
+namespace sis_cache {
+struct Rfc2023;  // seed 002: average every sleep, hot_until = now + avg
+struct V1;       // Sep 2023: average short sleeps, max(), hot fallback
+struct V2;       // Nov 2023: long sleeps halve, half the scan budget  [default]
+}  // namespace sis_cache
+struct AnyTaskMayTake;  // a reserved CPU is skipped by the scan only  [default]
+struct OwnerOnly;       // record the owner: only it may use the CPU
+template <SleepReservationVariant Variant = sis_cache::V2, class Ownership = AnyTaskMayTake>
+class CacheHotReservation;
+
+}  // namespace taskplace

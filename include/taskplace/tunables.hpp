@@ -1,0 +1,48 @@
+// taskplace/tunables.hpp: every tunable and switch of the library, once,
+// with its default, its unit and its kernel analogue (the kernel keeps such
+// a table in kernel/sched/features.h and the sysctl_sched_* variables).
+//
+// Policies take these as defaults of their members; change them per policy
+// object, not here.
+//
+//   taskplace::FlipCounter<> f{.period = taskplace::tunables::flip_decay_period};
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "taskplace/types.hpp"
+
+namespace taskplace::tunables {
+
+using namespace std::chrono_literals;
+
+// Cost of migrating a task, the yardstick of every "is it worth it" test.
+// default 500us; kernel: sysctl_sched_migration_cost.
+inline constexpr Nanoseconds migration_cost = 500us;
+
+// How often flips decay. default 1s; kernel: HZ jiffies in record_wakee.
+inline constexpr Nanoseconds flip_decay_period = 1s;
+
+// How often a level's max newidle cost decays. default 1s; kernel: HZ in
+// update_newidle_cost / rebalance_domains.
+inline constexpr Nanoseconds cost_decay_period = 1s;
+
+// Initial avg_idle: 2 * migration_cost; kernel: rq->avg_idle at boot.
+inline constexpr Nanoseconds initial_avg_idle = 2 * migration_cost;
+
+// Early cap on a level's recorded cost (seed 003 patch 2/3), off by default.
+inline constexpr Nanoseconds early_cost_cap = 5 * migration_cost;
+
+// Load-test bias toward the previous CPU, in percent above 100; the kernel
+// applies half of it. default 117 (8% bias); kernel: sd->imbalance_pct of
+// the LLC domain. 110 (5%) at the SMT level.
+inline constexpr std::uint32_t imbalance_pct = 117;
+inline constexpr std::uint32_t smt_imbalance_pct = 110;
+
+// Utilisation at which the LLC scan budget reaches zero: the budget is
+// llc_size * (1 - (1.17*u)^2), zero at u = 1/1.17, about 85%.
+// kernel: SIS_UTIL (v5.20), sd_llc_shared->nr_idle_scan.
+inline constexpr std::uint32_t sis_util_scale_pct = 117;
+
+}  // namespace taskplace::tunables
