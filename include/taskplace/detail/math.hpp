@@ -19,9 +19,16 @@ constexpr Nanoseconds update_avg(Nanoseconds avg, Nanoseconds sample) noexcept {
   return Nanoseconds{avg.count() + diff / 8};
 }
 
-// Time from `since` to `now`; zero when the clock went backwards.
+// Time from `since` to `now`; zero when the clock went backwards, and the
+// largest duration when the true difference does not fit (stamps at opposite
+// ends of the 64-bit range): the subtraction is done in unsigned arithmetic,
+// so it never overflows.
 constexpr Nanoseconds elapsed(Nanoseconds since, Nanoseconds now) noexcept {
-  return now > since ? now - since : Nanoseconds::zero();
+  if (now <= since) return Nanoseconds::zero();
+  const std::uint64_t d =
+      static_cast<std::uint64_t>(now.count()) - static_cast<std::uint64_t>(since.count());
+  constexpr auto max = static_cast<std::uint64_t>(Nanoseconds::max().count());
+  return Nanoseconds{static_cast<std::int64_t>(d > max ? max : d)};
 }
 
 // a + 1 without wrapping past the maximum.
