@@ -1,0 +1,409 @@
+// taskplace/policy/newidle_cost_tracker.hpp: is a newly idle CPU idle long
+// enough to be worth pulling work, and at how many levels?
+//
+// Provides NewidleCostTracker<Traits>, the avg_idle estimators Low2013 and
+// Pre2013, the decay schedules DecayEverySecond and DecayIfNoNewMax, the
+// decay ratios DecayRatio<Num, Den>, the entry gates NoEntryGate,
+// MigrationCostGate and FirstLevelGate, the level budgets NoLevelBudget,
+// LevelBudget and LevelBudgetPlusMigration, and DefaultNewidleTraits.
+// Kernel analogue: rq->avg_idle, rq->idle_stamp, rq->max_idle_balance_cost,
+// sd->max_newidle_lb_cost and update_newidle_cost() around newidle_balance()
+// in kernel/sched/fair.c. Follows Jason Low's "sched: Limiting idle balance"
+// v4 (v3.13, 2013, seed 003), the v5.16 (2021) gate and decay rework, and
+// the 2026 "no idle stamp, no sample" guard.
+//
+//   taskplace::NewidleCostTracker<> t;  auto s = t.make_state(3, clock.now());
+//   if (t.should_balance(s) && t.may_visit_level(s, 0, 0ns)) { /* pull, then */ t.record_cost(s, 0, cost, clock.now()); }
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <limits>
+
+#include "taskplace/concepts.hpp"
+#include "taskplace/detail/assert.hpp"
+#include "taskplace/detail/math.hpp"
+#include "taskplace/fwd.hpp"
+#include "taskplace/tunables.hpp"
+#include "taskplace/types.hpp"
+
+namespace taskplace {
+
+namespace detail::newidle_math {
+// Negative durations (a hand-built state, a backwards clock read by the
+// caller) are read as zero, so that every formula below stays in range.
+constexpr Nanoseconds non_negative(Nanoseconds d) noexcept {
+  return d.count() < 0 ? Nanoseconds::zero() : d;
+}
+// 2 * d for d >= 0, saturating.
+constexpr Nanoseconds saturating_twice(Nanoseconds d) noexcept {
+  return saturating_add(non_negative(d), non_negative(d));
+}
+// floor(d * num / den) for d >= 0 and 0 < num < den, exact and without
+// overflow: d = q * den + r, so d * num / den = q * num + r * num / den,
+// where q * num < d and r * num < 2^64.
+constexpr Nanoseconds scale_down(Nanoseconds d, std::uint32_t num, std::uint32_t den) noexcept {
+  const auto v = static_cast<std::uint64_t>(non_negative(d).count());
+  const std::uint64_t q = v / den;
+  const auto r = static_cast<std::uint32_t>(v % den);
+  return Nanoseconds{static_cast<std::int64_t>(q * num + wide_mul(r, num) / den)};
+}
+}  // namespace detail::newidle_math
+
+// ---------------------------------------------------------------------------
+// Estimators: how one idle period of length `delta` folds into avg_idle.
+// `cap` is 2 * max_idle_balance_cost: an idle period longer than twice the
+// most we ever spent balancing tells us nothing more.
+
+// v3.13 (seed 003 patch 1/3, Jason Low): average first, then clamp. One long
+// idle period only moves the average by an eighth of the way to the cap.
+struct Low2013 {
+  // Returns: min(update_avg(avg, delta), cap); negative inputs read as 0.
+  // Complexity: O(1). Thread-safety: pure.
+  static constexpr Nanoseconds update(Nanoseconds avg, Nanoseconds delta, Nanoseconds cap) noexcept {
+    const Nanoseconds a = detail::update_avg(detail::newidle_math::non_negative(avg), detail::newidle_math::non_negative(delta));
+    return std::min(a, detail::newidle_math::non_negative(cap));
+  }
+};
+static_assert(AvgIdleEstimator<Low2013>);
+
+// Before v3.13: a period longer than the cap sets avg_idle to the cap
+// outright, whatever the history. "This can cause avg_idle to often be
+// overestimated" (seed 003 patch 1/3): one long sleep among many short ones
+// claims the CPU will idle long.
+struct Pre2013 {
+  // Returns: delta > cap ? cap : update_avg(avg, delta); negative inputs
+  // read as 0. Complexity: O(1). Thread-safety: pure.
+  static constexpr Nanoseconds update(Nanoseconds avg, Nanoseconds delta, Nanoseconds cap) noexcept {
+    const Nanoseconds d = detail::newidle_math::non_negative(delta);
+    const Nanoseconds c = detail::newidle_math::non_negative(cap);
+    return d > c ? c : detail::update_avg(detail::newidle_math::non_negative(avg), d);
+  }
+};
+static_assert(AvgIdleEstimator<Pre2013>);
+
+// ---------------------------------------------------------------------------
+// Decay schedules: when a level's maximum cost decays.
+
+// v3.13 (2013): rebalance_domains() decays every level once a period,
+// whether or not a new maximum was just recorded.
+struct DecayEverySecond {
+  static constexpr bool restart_on_new_max = false;
+};
+static_assert(CostDecaySchedule<DecayEverySecond>);
+
+// v5.16 (2021): a new maximum restarts the wait, so a level decays only
+// after a whole period without a new maximum. A cost that keeps being hit is
+// not worn down between hits.
+struct DecayIfNoNewMax {
+  static constexpr bool restart_on_new_max = true;
+};
+static_assert(CostDecaySchedule<DecayIfNoNewMax>);
+
+// The factor of one decay step. Per-second steps, so the half-life is
+// ln(1/2) / ln(Num/Den) seconds.
+template <std::uint32_t Num, std::uint32_t Den>
+struct DecayRatio {
+  static constexpr std::uint32_t num = Num;
+  static constexpr std::uint32_t den = Den;
+};
+using Decay253_256 = DecayRatio<253, 256>;  // today's kernel: ~1.2%/s, half-life ~60 s (58.8 s)
+using Decay254_256 = DecayRatio<254, 256>;  // seed 003 RFC: ~0.5%/s, half-life ~88 s
+using Decay63_64 = DecayRatio<63, 64>;      // seed 003 follow-up: ~1.6%/s, half-life ~44 s
+static_assert(CostDecayRatio<Decay253_256>);
+static_assert(CostDecayRatio<Decay254_256>);
+static_assert(CostDecayRatio<Decay63_64>);
+
+// ---------------------------------------------------------------------------
+// Entry gates: may a newly idle CPU balance at all?
+
+// No limit: always try (before 2.6.3x, and a baseline for comparisons).
+struct NoEntryGate {
+  // Returns: true. Complexity: O(1). Thread-safety: pure.
+  static constexpr bool allow(Nanoseconds, Nanoseconds, Nanoseconds) noexcept { return true; }
+};
+static_assert(NewidleEntryGate<NoEntryGate>);
+
+// 2009-2021: skip when the CPU is expected to idle less than a migration.
+// Removed in v5.16: 500 us is far more than an SMT or LLC pull costs and hid
+// useful pulls (hackbench -g 16 +20% without it).
+struct MigrationCostGate {
+  // Returns: avg_idle >= migration_cost. Complexity: O(1). Thread-safety: pure.
+  static constexpr bool allow(Nanoseconds avg_idle, Nanoseconds, Nanoseconds migration_cost) noexcept {
+    return avg_idle >= migration_cost;
+  }
+};
+static_assert(NewidleEntryGate<MigrationCostGate>);
+
+// v5.16 to today: skip when the CPU is expected to idle less than even the
+// first (cheapest) level's worst pull takes.
+struct FirstLevelGate {
+  // Returns: avg_idle >= first_level_cost. Complexity: O(1). Thread-safety: pure.
+  static constexpr bool allow(Nanoseconds avg_idle, Nanoseconds first_level_cost, Nanoseconds) noexcept {
+    return avg_idle >= first_level_cost;
+  }
+};
+static_assert(NewidleEntryGate<FirstLevelGate>);
+
+// ---------------------------------------------------------------------------
+// Level budgets: may the balance go on to the next level?
+
+// Visit every level (2009 to v3.12).
+struct NoLevelBudget {
+  // Returns: true. Complexity: O(1). Thread-safety: pure.
+  static constexpr bool allow(Nanoseconds, Nanoseconds, Nanoseconds, Nanoseconds) noexcept { return true; }
+};
+static_assert(NewidleLevelBudget<NoLevelBudget>);
+
+// v3.13 (seed 003 patch 2/3) to today: "If the avg time the CPU remains idle
+// is less than the time we have already spent on idle balancing + the max
+// cost of idle balancing in the sched domain, then we don't continue".
+struct LevelBudget {
+  // Returns: !(avg_idle < spent + level_cost), the sum saturating.
+  // Complexity: O(1). Thread-safety: pure.
+  static constexpr bool allow(Nanoseconds avg_idle, Nanoseconds spent, Nanoseconds level_cost,
+                              Nanoseconds) noexcept {
+    return avg_idle >= detail::saturating_add(detail::newidle_math::non_negative(spent), detail::newidle_math::non_negative(level_cost));
+  }
+};
+static_assert(NewidleLevelBudget<LevelBudget>);
+
+// Seed 003 RFC 3/3: also charge a migration, for what the timing misses
+// (dropping and retaking the runqueue lock, the cache misses of the pulled
+// task). Not merged.
+struct LevelBudgetPlusMigration {
+  // Returns: !(avg_idle < spent + level_cost + migration_cost), saturating.
+  // Complexity: O(1). Thread-safety: pure.
+  static constexpr bool allow(Nanoseconds avg_idle, Nanoseconds spent, Nanoseconds level_cost,
+                              Nanoseconds migration_cost) noexcept {
+    const Nanoseconds need = detail::saturating_add(
+        detail::saturating_add(detail::newidle_math::non_negative(spent), detail::newidle_math::non_negative(level_cost)),
+        detail::newidle_math::non_negative(migration_cost));
+    return avg_idle >= need;
+  }
+};
+static_assert(NewidleLevelBudget<LevelBudgetPlusMigration>);
+
+// ---------------------------------------------------------------------------
+// The defaults: today's kernel. Derive and replace one member:
+//   struct my_traits : taskplace::DefaultNewidleTraits { using Estimator = taskplace::Pre2013; };
+struct DefaultNewidleTraits {
+  using Estimator = Low2013;        // kernel ttwu/idle exit since v3.13: averaging first never overestimates
+  using Schedule = DecayIfNoNewMax; // kernel update_newidle_cost since v5.16: a cost still being hit stays
+  using Ratio = DecayRatio<253, 256>;  // kernel since v5.16: ~1%/s, half-life ~60 s
+  using EntryGate = FirstLevelGate; // kernel since v5.16: the 500 us gate hid cheap SMT/LLC pulls
+  using Budget = LevelBudget;       // kernel since v3.13: stop before a level the idle time cannot pay for
+  // Seed 003 patch 2/3's early cap of a level's cost at 5 * migration_cost.
+  // Off: decay replaced it before merging.
+  static constexpr bool cap_level_cost = false;
+  // The 2026 guard: no idle stamp, no sample. On: without it one bogus
+  // delta (from the clock's epoch) saturates avg_idle.
+  static constexpr bool skip_without_stamp = true;
+};
+
+namespace detail {
+template <class T> concept NewidleHasEstimator = requires { typename T::Estimator; } && AvgIdleEstimator<typename T::Estimator>;
+template <class T> concept NewidleHasSchedule = requires { typename T::Schedule; } && CostDecaySchedule<typename T::Schedule>;
+template <class T> concept NewidleHasRatio = requires { typename T::Ratio; } && CostDecayRatio<typename T::Ratio>;
+template <class T> concept NewidleHasGate = requires { typename T::EntryGate; } && NewidleEntryGate<typename T::EntryGate>;
+template <class T> concept NewidleHasBudget = requires { typename T::Budget; } && NewidleLevelBudget<typename T::Budget>;
+template <class T> concept NewidleHasCap = requires { { T::cap_level_cost } -> std::convertible_to<bool>; };
+template <class T> concept NewidleHasGuard = requires { { T::skip_without_stamp } -> std::convertible_to<bool>; };
+}  // namespace detail
+
+// ---------------------------------------------------------------------------
+// NewidleCostTracker: avg_idle against the cost of balancing.
+//
+// A CPU about to go idle may pull work from others, level by level. Pulling
+// costs time; it is only worth it when the CPU would stay idle longer than
+// the pull takes. We keep the average idle period and, per level, the worst
+// pull cost seen (a maximum, not an average: costs vary too much for an
+// average to compare meaningfully, seed 003), and let the maximum decay so a
+// one-off spike (runqueue lock contention) is not carried until reboot.
+//
+// An aggregate: `NewidleCostTracker<> t{.migration_cost = 250us};`.
+template <class Traits>
+class NewidleCostTracker {
+ public:
+  static_assert(detail::NewidleHasEstimator<Traits>,
+                "Traits::Estimator must model taskplace::AvgIdleEstimator (static update(avg, delta, cap) noexcept -> Nanoseconds)");
+  static_assert(detail::NewidleHasSchedule<Traits>,
+                "Traits::Schedule must model taskplace::CostDecaySchedule (static bool restart_on_new_max)");
+  static_assert(detail::NewidleHasRatio<Traits>,
+                "Traits::Ratio must model taskplace::CostDecayRatio (num, den with 0 < num < den)");
+  static_assert(detail::NewidleHasGate<Traits>,
+                "Traits::EntryGate must model taskplace::NewidleEntryGate (static allow(avg, first_cost, migration) noexcept -> bool)");
+  static_assert(detail::NewidleHasBudget<Traits>,
+                "Traits::Budget must model taskplace::NewidleLevelBudget (static allow(avg, spent, cost, migration) noexcept -> bool)");
+  static_assert(detail::NewidleHasCap<Traits>, "Traits::cap_level_cost must be a bool constant");
+  static_assert(detail::NewidleHasGuard<Traits>, "Traits::skip_without_stamp must be a bool constant");
+
+  using traits_type = Traits;
+  using estimator = typename Traits::Estimator;
+  using schedule = typename Traits::Schedule;
+  using ratio = typename Traits::Ratio;
+  using entry_gate = typename Traits::EntryGate;
+  using budget = typename Traits::Budget;
+
+  Nanoseconds migration_cost = tunables::migration_cost;  // default 500us; kernel: sysctl_sched_migration_cost
+  Nanoseconds decay_period = tunables::cost_decay_period; // default 1s; kernel: HZ in update_newidle_cost
+
+  // Per-(CPU, level) state. Kernel: sd->max_newidle_lb_cost and
+  // sd->last_decay_max_lb_cost.
+  // Invariant: max_cost >= 0.
+  struct level_state {
+    Nanoseconds max_cost{0};    // worst pull cost seen, decayed
+    Nanoseconds last_decay{0};  // when it last decayed (or, v5.16, last rose)
+  };
+
+  // Per-CPU state; lives in the embedder's per-worker data. Make it with
+  // make_state(). The idle stamp is a separate flag, not "0 = none" as in
+  // the kernel, so a clock whose epoch is the pool's start may stamp 0.
+  // Invariant: level_count <= max_levels; avg_idle >= 0;
+  //   max_idle_balance_cost >= migration_cost once make_state/record_cost/decay ran.
+  struct state {
+    Nanoseconds idle_stamp{0};  // when the idle period began, if has_stamp
+    bool has_stamp = false;     // kernel: rq->idle_stamp != 0
+    Nanoseconds avg_idle = tunables::initial_avg_idle;                // kernel rq->avg_idle
+    Nanoseconds max_idle_balance_cost = tunables::migration_cost;     // kernel rq->max_idle_balance_cost
+    std::array<level_state, max_levels> levels{};
+    std::uint32_t level_count = 0;
+  };
+
+  // Returns: a fresh state for a CPU with `level_count` levels at `now`:
+  //   avg_idle = 2 * migration_cost (balancing allowed at first),
+  //   max_idle_balance_cost = migration_cost, level costs 0, last_decay = now.
+  // Precondition (checked): level_count <= max_levels; unchecked builds
+  //   clamp it to max_levels. Complexity: O(max_levels). Thread-safety: const.
+  state make_state(std::uint32_t level_count, Nanoseconds now) const TASKPLACE_NOEXCEPT {
+    TASKPLACE_EXPECTS(level_count <= max_levels, "level_count must be <= max_levels");
+    state s;
+    s.level_count = std::min(level_count, max_levels);
+    s.avg_idle = detail::newidle_math::saturating_twice(migration_cost);
+    s.max_idle_balance_cost = detail::newidle_math::non_negative(migration_cost);
+    for (auto& l : s.levels) l = level_state{Nanoseconds{0}, now};
+    return s;
+  }
+
+  // Effects: the CPU starts idling at `now` (stamps it, replacing any stamp).
+  // Complexity: O(1). Thread-safety: one thread per state.
+  void idle_start(state& s, Nanoseconds now) const noexcept {
+    s.idle_stamp = now;
+    s.has_stamp = true;
+  }
+
+  // Effects: the CPU stops idling at `now`. delta = now - idle_stamp (0 if
+  //   the clock went backwards) folds into avg_idle through the estimator
+  //   with cap = 2 * max_idle_balance_cost; the stamp is cleared. Without a
+  //   stamp: no-op if Traits::skip_without_stamp (the 2026 guard), else the
+  //   stale stamp value is used, as kernels before the guard did.
+  // Complexity: O(1). Thread-safety: one thread per state.
+  void idle_end(state& s, Nanoseconds now) const noexcept {
+    if (!s.has_stamp && Traits::skip_without_stamp) return;
+    const Nanoseconds delta = idle_span(s.idle_stamp, now);
+    s.avg_idle = detail::newidle_math::non_negative(
+        estimator::update(s.avg_idle, delta, detail::newidle_math::saturating_twice(s.max_idle_balance_cost)));
+    s.has_stamp = false;
+    s.idle_stamp = Nanoseconds{0};
+  }
+
+  // Returns: whether the entry gate lets this CPU balance at all, from
+  //   avg_idle and level 0's cost (0 without levels).
+  // Complexity: O(1). Thread-safety: const.
+  bool should_balance(const state& s) const noexcept {
+    const Nanoseconds first = s.level_count > 0 ? s.levels[0].max_cost : Nanoseconds{0};
+    return entry_gate::allow(s.avg_idle, first, migration_cost);
+  }
+
+  // Returns: whether the budget allows visiting `level` after `spent` time
+  //   in this balance (negative spent reads as 0).
+  // Precondition (checked): level < level_count; unchecked builds return
+  //   false for such a level. Complexity: O(1). Thread-safety: const.
+  bool may_visit_level(const state& s, std::uint32_t level, Nanoseconds spent) const TASKPLACE_NOEXCEPT {
+    TASKPLACE_EXPECTS(level < s.level_count, "level must be < level_count");
+    if (level >= s.level_count || level >= max_levels) return false;
+    return budget::allow(s.avg_idle, detail::newidle_math::non_negative(spent), s.levels[level].max_cost, migration_cost);
+  }
+
+  // Effects: a pull at `level` took `cost` (negative reads as 0; capped at
+  //   5 * migration_cost if Traits::cap_level_cost). A new maximum replaces
+  //   max_cost and, with DecayIfNoNewMax, restarts the level's decay wait
+  //   (last_decay = now). Otherwise, with DecayIfNoNewMax, a due decay of
+  //   this level is applied (v5.16 decays in update_newidle_cost, which both
+  //   the newidle and the periodic balance call). Then the CPU-wide cost is
+  //   recomputed: max(migration_cost, sum of level costs), saturating.
+  // Precondition (checked): level < level_count; unchecked builds ignore
+  //   such a call. Complexity: O(level_count). Thread-safety: one thread per state.
+  void record_cost(state& s, std::uint32_t level, Nanoseconds cost, Nanoseconds now) const TASKPLACE_NOEXCEPT {
+    TASKPLACE_EXPECTS(level < s.level_count, "level must be < level_count");
+    if (level >= s.level_count || level >= max_levels) return;
+    Nanoseconds c = detail::newidle_math::non_negative(cost);
+    if constexpr (Traits::cap_level_cost) c = std::min(c, early_cap());
+    level_state& l = s.levels[level];
+    if (c > l.max_cost) {
+      l.max_cost = c;
+      if constexpr (schedule::restart_on_new_max) l.last_decay = now;
+    } else if constexpr (schedule::restart_on_new_max) {
+      decay_level(l, now);
+    }
+    recompute(s);
+  }
+
+  // Effects: the periodic tick (kernel: rebalance_domains). Every level
+  //   whose last decay is strictly more than decay_period before `now` is
+  //   multiplied by Ratio (exact 64-bit arithmetic, rounding down) and
+  //   stamped `now`; one step per level per call, however long it has been.
+  //   A clock that went backwards decays nothing. Then the CPU-wide cost is
+  //   recomputed. With DecayEverySecond this is the only decay; with
+  //   DecayIfNoNewMax a recent new maximum has moved last_decay forward.
+  // Complexity: O(level_count). Thread-safety: one thread per state.
+  void decay(state& s, Nanoseconds now) const noexcept {
+    const std::uint32_t n = std::min(s.level_count, max_levels);
+    for (std::uint32_t i = 0; i < n; ++i) decay_level(s.levels[i], now);
+    recompute(s);
+  }
+
+  // Returns: the average idle period. Complexity: O(1).
+  Nanoseconds avg_idle(const state& s) const noexcept { return s.avg_idle; }
+  // Returns: the CPU-wide cost, max(migration_cost, sum of level costs).
+  Nanoseconds cpu_cost(const state& s) const noexcept { return s.max_idle_balance_cost; }
+  // Returns: level's decayed maximum cost; 0 for a level >= level_count.
+  Nanoseconds level_cost(const state& s, std::uint32_t level) const noexcept {
+    return level < s.level_count && level < max_levels ? s.levels[level].max_cost : Nanoseconds{0};
+  }
+
+ private:
+  // now - since, 0 when the clock went backwards, saturating when the two
+  // stamps are so far apart that the difference overflows.
+  static constexpr Nanoseconds idle_span(Nanoseconds since, Nanoseconds now) noexcept {
+    if (now <= since) return Nanoseconds{0};
+    const std::uint64_t d = static_cast<std::uint64_t>(now.count()) - static_cast<std::uint64_t>(since.count());
+    constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    return Nanoseconds{static_cast<std::int64_t>(std::min(d, max))};
+  }
+
+  Nanoseconds early_cap() const noexcept {
+    const Nanoseconds m = detail::newidle_math::non_negative(migration_cost);
+    return m.count() > Nanoseconds::max().count() / 5 ? Nanoseconds::max() : 5 * m;
+  }
+
+  void decay_level(level_state& l, Nanoseconds now) const noexcept {
+    if (idle_span(l.last_decay, now) > detail::newidle_math::non_negative(decay_period)) {
+      l.max_cost = detail::newidle_math::scale_down(l.max_cost, ratio::num, ratio::den);
+      l.last_decay = now;
+    }
+  }
+
+  // Peter Zijlstra (seed 003): the sum, since a balance walks every level;
+  // the migration_cost floor keeps avg_idle's cap sane when costs are tiny.
+  void recompute(state& s) const noexcept {
+    Nanoseconds sum{0};
+    const std::uint32_t n = std::min(s.level_count, max_levels);
+    for (std::uint32_t i = 0; i < n; ++i) sum = detail::saturating_add(sum, detail::newidle_math::non_negative(s.levels[i].max_cost));
+    s.max_idle_balance_cost = std::max(detail::newidle_math::non_negative(migration_cost), sum);
+  }
+};
+
+}  // namespace taskplace
