@@ -1,0 +1,155 @@
+// taskplace/topology/hwloc.hpp: a topology from hwloc (Portable Hardware
+// Locality), for systems where sysfs is not the source of truth or where
+// hwloc is already in use; also loads hwloc's synthetic descriptions.
+//
+// Kernel analogue: the same masks as SysfsTopology (hwloc reads them on
+// Linux). Needs hwloc >= 2.0: link taskplace::hwloc, which CMake defines
+// when pkg-config finds hwloc. Not included by taskplace.hpp.
+//
+//   taskplace::HwlocTopology t;                                     // this machine
+//   auto s = taskplace::HwlocTopology::synthetic("pack:2 l3:1 core:4 pu:2");
+#pragma once
+
+#include <hwloc.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "taskplace/concepts.hpp"
+#include "taskplace/topology/table.hpp"
+#include "taskplace/types.hpp"
+
+#if HWLOC_API_VERSION < 0x00020000
+#error "taskplace/topology/hwloc.hpp needs hwloc 2.0 or newer"
+#endif
+
+namespace taskplace {
+
+// The PUs hwloc reports as allowed (by default: the process's cpuset),
+// densely numbered in ascending OS order, as SysfsTopology numbers them.
+//   core: the PU's Core ancestor (none: the PU alone);
+//   LLC:  the largest data or unified cache above the PU (none: its
+//         package, then the whole machine);
+//   node: the NUMA node whose cpuset holds the PU (none: one node).
+// Invariant: built from a TableTopology, so I1-I8 hold.
+class HwlocTopology {
+ public:
+  using cpu_range = TableTopology::cpu_range;
+
+  // Effects: discovers this machine with hwloc.
+  // Throws: TopologyError if hwloc fails or reports no PU.
+  HwlocTopology() : table_(load(nullptr)) {}
+
+  // Effects: reads an already loaded hwloc topology (not owned, not kept).
+  explicit HwlocTopology(hwloc_topology_t topo) : table_(build(topo)) {}
+
+  // Returns: the topology of an hwloc synthetic description, e.g.
+  //   "pack:2 l3:1 core:4 pu:2" or "numa:2 pack:1 l3:2 core:4 pu:2".
+  // Throws: TopologyError naming the description when hwloc rejects it.
+  static HwlocTopology synthetic(const std::string& description) {
+    return HwlocTopology(load(&description));
+  }
+
+  // --- Topology (R1-R7), forwarded to the table ---------------------------
+  std::uint32_t cpu_count() const noexcept { return table_.cpu_count(); }
+  std::uint32_t core_of(CpuId c) const TASKPLACE_NOEXCEPT { return table_.core_of(c); }
+  std::uint32_t llc_of(CpuId c) const TASKPLACE_NOEXCEPT { return table_.llc_of(c); }
+  std::uint32_t node_of(CpuId c) const TASKPLACE_NOEXCEPT { return table_.node_of(c); }
+  std::uint32_t core_size(CpuId c) const TASKPLACE_NOEXCEPT { return table_.core_size(c); }
+  std::uint32_t llc_size(CpuId c) const TASKPLACE_NOEXCEPT { return table_.llc_size(c); }
+  std::uint32_t node_size(CpuId c) const TASKPLACE_NOEXCEPT { return table_.node_size(c); }
+  cpu_range core_cpus(CpuId c) const TASKPLACE_NOEXCEPT { return table_.core_cpus(c); }
+  cpu_range llc_cpus(CpuId c) const TASKPLACE_NOEXCEPT { return table_.llc_cpus(c); }
+  cpu_range node_cpus(CpuId c) const TASKPLACE_NOEXCEPT { return table_.node_cpus(c); }
+  std::uint32_t level_count(CpuId c) const TASKPLACE_NOEXCEPT { return table_.level_count(c); }
+  LevelKind level_kind(CpuId c, std::uint32_t i) const TASKPLACE_NOEXCEPT {
+    return table_.level_kind(c, i);
+  }
+  cpu_range level_cpus(CpuId c, std::uint32_t i) const TASKPLACE_NOEXCEPT {
+    return table_.level_cpus(c, i);
+  }
+
+  // Returns: the PU's OS index (hwloc os_index) of dense CPU c.
+  CpuId os_cpu(CpuId c) const TASKPLACE_NOEXCEPT { return table_.os_cpu(c); }
+  // Returns: the dense CPU of OS CPU `os`, or no_cpu.
+  CpuId from_os_cpu(CpuId os) const noexcept { return table_.from_os_cpu(os); }
+  const TableTopology& table() const noexcept { return table_; }
+
+ private:
+  explicit HwlocTopology(TableTopology t) : table_(std::move(t)) {}
+
+  // Owns an hwloc topology for the duration of a load.
+  struct Handle {
+    hwloc_topology_t topo = nullptr;
+    ~Handle() {
+      if (topo) hwloc_topology_destroy(topo);
+    }
+  };
+
+  static TableTopology load(const std::string* synthetic_description) {
+    Handle h;
+    if (hwloc_topology_init(&h.topo) != 0) {
+      h.topo = nullptr;
+      throw TopologyError("hwloc: hwloc_topology_init failed");
+    }
+    if (synthetic_description &&
+        hwloc_topology_set_synthetic(h.topo, synthetic_description->c_str()) != 0)
+      throw TopologyError("hwloc: bad synthetic description \"" + *synthetic_description + "\"");
+    if (hwloc_topology_load(h.topo) != 0) throw TopologyError("hwloc: hwloc_topology_load failed");
+    return build(h.topo);
+  }
+
+  // A label per object: hwloc's global persistent index, unique in a
+  // topology; kinds never share labels with each other's arrays.
+  static std::uint32_t label_of(hwloc_obj_t o) { return static_cast<std::uint32_t>(o->gp_index); }
+
+  static TableTopology build(hwloc_topology_t topo) {
+    const int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+    if (npu <= 0) throw TopologyError("hwloc: the topology has no PU");
+    std::vector<hwloc_obj_t> pus;
+    for (int i = 0; i < npu; ++i) pus.push_back(hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, static_cast<unsigned>(i)));
+    std::sort(pus.begin(), pus.end(), [](hwloc_obj_t a, hwloc_obj_t b) { return a->os_index < b->os_index; });
+
+    const int nnuma = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+    std::vector<std::uint32_t> core, llc, node;
+    std::vector<CpuId> os;
+    for (hwloc_obj_t pu : pus) {
+      hwloc_obj_t c = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu);
+      core.push_back(label_of(c ? c : pu));
+
+      // The largest cache holding data: the data/unified cache ancestor
+      // nearest the root (instruction caches never count).
+      hwloc_obj_t cache = nullptr;
+      for (hwloc_obj_t a = pu->parent; a; a = a->parent)
+        if (hwloc_obj_type_is_dcache(a->type)) cache = a;
+      if (!cache) cache = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pu);
+      if (!cache) cache = hwloc_get_root_obj(topo);
+      llc.push_back(label_of(cache));
+
+      std::uint32_t n = 0;
+      for (int i = 0; i < nnuma; ++i) {
+        hwloc_obj_t numa = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+        if (numa->cpuset && hwloc_bitmap_isset(numa->cpuset, pu->os_index)) {
+          n = label_of(numa);
+          break;
+        }
+      }
+      node.push_back(n);
+      os.push_back(static_cast<CpuId>(pu->os_index));
+    }
+    try {
+      return TableTopology(std::move(core), std::move(llc), std::move(node), std::move(os));
+    } catch (const TopologyError& e) {
+      throw TopologyError(std::string("hwloc (dense cpu numbers): ") + e.what());
+    }
+  }
+
+  TableTopology table_;
+};
+
+static_assert(Topology<HwlocTopology>);
+
+}  // namespace taskplace
