@@ -218,4 +218,52 @@ concept SleepReservationVariant = requires(Nanoseconds a, Nanoseconds b, Nanosec
   { V::scan_share_den } -> std::convertible_to<std::uint32_t>;
 };
 
+// ---------------------------------------------------------------------------
+// MachineState: what the composed WakePlacer needs to know about the machine
+// right now. The embedder implements it over its own per-worker data; every
+// member takes a dense CpuId and must be cheap (it is read on every wake-up).
+//   R1 m.is_idle(c)    -> bool           nothing runs or is queued on c
+//                                        (kernel available_idle_cpu)
+//   R2 m.nr_running(c) -> std::uint32_t  tasks running or queued on c
+//   R3 m.load(c)       -> std::uint64_t  c's load, any unit as long as the
+//                                        wakee_load / waker_load given to the
+//                                        placer use the same one
+// Optional members, each with a documented fallback when absent:
+//   O1 m.llc_utilization_pct(c) -> std::uint32_t in [0, 100]: utilisation of
+//      c's LLC, sets the idle-scan budget (kernel SIS_UTIL). Absent: the
+//      whole LLC is scanned.
+//   O2 m.has_idle_core(c) -> bool: a hint that c's LLC has a fully idle core
+//      (kernel sd_llc_shared->has_idle_cores). Absent: the idle-core search
+//      runs within the scan budget only.
+//   O3 m.reservation(c) -> the reservation policy's cpu_state (by value or
+//      const reference). Required when a CacheHotReservation is configured.
+// Invariant: answers may be stale (other workers change them concurrently);
+// the placer never relies on two reads agreeing.
+template <class M>
+concept MachineState = requires(const M& m, CpuId c) {
+  { m.is_idle(c) } -> std::convertible_to<bool>;
+  { m.nr_running(c) } -> std::convertible_to<std::uint32_t>;
+  { m.load(c) } -> std::convertible_to<std::uint64_t>;
+};
+
+template <class M>
+concept HasLlcUtilization = requires(const M& m, CpuId c) {
+  { m.llc_utilization_pct(c) } -> std::convertible_to<std::uint32_t>;
+};
+
+template <class M>
+concept HasIdleCoreHint = requires(const M& m, CpuId c) {
+  { m.has_idle_core(c) } -> std::convertible_to<bool>;
+};
+
+template <class M>
+concept HasReservationState = requires(const M& m, CpuId c) { m.reservation(c); };
+
+// CpuFilter: which CPUs a task may run on (its affinity mask).
+//   R1 f(c) -> bool.
+template <class F>
+concept CpuFilter = requires(const F& f, CpuId c) {
+  { f(c) } -> std::convertible_to<bool>;
+};
+
 }  // namespace taskplace

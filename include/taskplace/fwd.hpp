@@ -65,4 +65,12 @@ struct OwnerOnly;       // record the owner: only it may use the CPU
 template <SleepReservationVariant Variant = sis_cache::V2, class Ownership = AnyTaskMayTake>
 class CacheHotReservation;
 
+// --- The composed decisions ------------------------------------------------
+struct DefaultWakeTraits;     // today's kernel select_task_rq_fair for wake-ups
+template <Topology T, class Traits = DefaultWakeTraits>
+class WakePlacer;
+struct DefaultBalanceTraits;  // today's kernel newidle_balance
+template <Topology T, class Traits = DefaultBalanceTraits>
+class IdleBalancer;
+
 }  // namespace taskplace

@@ -1,0 +1,142 @@
+// taskplace/stats.hpp: schedstat-like counters and decision hooks for the
+// composed WakePlacer and IdleBalancer.
+//
+// Kernel analogue: schedstats (ttwu_wake_remote, ttwu_move_affine,
+// sis_search, lb_count[CPU_NEWLY_IDLE], ...). Counters compile to nothing
+// with NoStats (the default); PlainStats suits a placer owned by one worker,
+// AtomicStats one shared by many.
+//
+//   struct traced : taskplace::DefaultWakeTraits { using Stats = taskplace::AtomicStats; };
+//   placer.stats().get(taskplace::WakeCounter::wide);
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace taskplace {
+
+// Counters of the wake placer (one wake-up can bump several).
+enum class WakeCounter : std::uint8_t {
+  wakeups,            // place() calls
+  wide,               // the wide rule said: do not pull toward the waker
+  affine_considered,  // waking and prev CPU differ and the pull was considered
+  affine_pulled,      // the affine step chose the waking CPU
+  prev_kept,          // the affine step (or the wide rule) kept prev
+  idle_target,        // the target itself was idle
+  idle_prev,          // prev was idle and shares cache with the target
+  idle_recent,        // the recently used CPU was idle and shares cache
+  idle_core,          // the scan found a whole idle core
+  idle_scan,          // the scan found an idle CPU
+  hot_fallback,       // every idle CPU seen was reserved: took the first one
+  target_busy,        // nothing idle found: target returned
+  scanned_cpus,       // sum of CPUs looked at by the scan
+  reservation_skips,  // idle CPUs skipped because reserved for another task
+  affinity_fallback,  // the chosen CPU was not allowed: fell back
+  count_
+};
+
+constexpr const char* to_string(WakeCounter c) noexcept {
+  constexpr const char* names[] = {
+      "wakeups",   "wide",        "affine_considered", "affine_pulled",
+      "prev_kept", "idle_target", "idle_prev",         "idle_recent",
+      "idle_core", "idle_scan",   "hot_fallback",      "target_busy",
+      "scanned_cpus", "reservation_skips", "affinity_fallback"};
+  static_assert(std::size(names) == static_cast<std::size_t>(WakeCounter::count_));
+  return names[static_cast<std::size_t>(c)];
+}
+
+// Counters of the idle balancer.
+enum class BalanceCounter : std::uint8_t {
+  runs,              // balance() calls
+  entry_gate_skips,  // avg_idle too short to balance at all
+  budget_stops,      // stopped before a level: not worth its cost
+  levels_visited,    // pull attempts made (one per level visited)
+  pulls,             // attempts that found work
+  nothing_found,     // runs that visited every allowed level and found nothing
+  idle_periods,      // idle periods folded into avg_idle
+  decays,            // periodic ticks
+  count_
+};
+
+constexpr const char* to_string(BalanceCounter c) noexcept {
+  constexpr const char* names[] = {"runs",  "entry_gate_skips", "budget_stops",
+                                   "levels_visited", "pulls", "nothing_found",
+                                   "idle_periods", "decays"};
+  static_assert(std::size(names) == static_cast<std::size_t>(BalanceCounter::count_));
+  return names[static_cast<std::size_t>(c)];
+}
+
+// No counters: every add() is a no-op the optimiser removes. [default]
+struct NoStats {
+  template <class Counter>
+  struct counters {
+    static constexpr bool enabled = false;
+    constexpr void add(Counter, std::uint64_t = 1) noexcept {}
+    constexpr std::uint64_t get(Counter) const noexcept { return 0; }
+    constexpr void reset() noexcept {}
+  };
+};
+
+// Plain 64-bit counters. Thread-safety: one writer at a time (a placer owned
+// by one worker); reading from another thread is a data race.
+struct PlainStats {
+  template <class Counter>
+  struct counters {
+    static constexpr bool enabled = true;
+    void add(Counter c, std::uint64_t n = 1) noexcept { v[index(c)] += n; }
+    std::uint64_t get(Counter c) const noexcept { return v[index(c)]; }
+    void reset() noexcept { v.fill(0); }
+
+   private:
+    static constexpr std::size_t index(Counter c) noexcept { return static_cast<std::size_t>(c); }
+    std::array<std::uint64_t, static_cast<std::size_t>(Counter::count_)> v{};
+  };
+};
+
+// Relaxed atomic counters: any number of threads may add and read. Each add
+// is a locked instruction on a shared line; prefer one placer per worker
+// with PlainStats where wake-ups are very frequent.
+struct AtomicStats {
+  template <class Counter>
+  struct counters {
+    static constexpr bool enabled = true;
+    void add(Counter c, std::uint64_t n = 1) noexcept {
+      v[index(c)].fetch_add(n, std::memory_order_relaxed);
+    }
+    std::uint64_t get(Counter c) const noexcept {
+      return v[index(c)].load(std::memory_order_relaxed);
+    }
+    void reset() noexcept {
+      for (auto& x : v) x.store(0, std::memory_order_relaxed);
+    }
+
+   private:
+    static constexpr std::size_t index(Counter c) noexcept { return static_cast<std::size_t>(c); }
+    std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(Counter::count_)> v{};
+  };
+};
+
+// A hook that ignores every decision. [default] A user hook is any
+// default-constructible type with `void operator()(const Event&)` for the
+// placer's and balancer's event types; it is stored in the placer and called
+// once per decision.
+struct NoHook {
+  static constexpr bool enabled = false;
+  template <class Event>
+  constexpr void operator()(const Event&) const noexcept {}
+};
+
+namespace detail {
+template <class Hook>
+constexpr bool hook_enabled() noexcept {
+  if constexpr (requires { Hook::enabled; }) {
+    return Hook::enabled;
+  } else {
+    return true;
+  }
+}
+}  // namespace detail
+
+}  // namespace taskplace

@@ -1,0 +1,303 @@
+// taskplace/wake_placer.hpp: the whole wake-placement decision.
+//
+// "Task A, running on CPU c, wakes task B, which last ran on CPU p: where
+// does B run?" Kernel analogue: select_task_rq_fair() for a wake-up
+// (record_wakee, wake_wide, wake_affine, select_idle_sibling), as of v6.x,
+// every step a policy in the traits.
+//
+//   taskplace::WakePlacer<taskplace::UniformTopology> placer{topo};
+//   auto p = placer.place({.waker = &a, .waker_key = ka, .wakee = &b, .wakee_key = kb,
+//                          .waking_cpu = c, .prev_cpu = b_prev}, machine, clock.now());
+#pragma once
+
+#include <cstdint>
+#include <ranges>
+#include <type_traits>
+
+#include "taskplace/concepts.hpp"
+#include "taskplace/fwd.hpp"
+#include "taskplace/detail/assert.hpp"
+#include "taskplace/placer/select_idle_sibling.hpp"
+#include "taskplace/placer/wake_affine.hpp"
+#include "taskplace/policy/cache_hot_reservation.hpp"
+#include "taskplace/policy/flip_counter.hpp"
+#include "taskplace/policy/llc_factor.hpp"
+#include "taskplace/policy/wide_detector.hpp"
+#include "taskplace/stats.hpp"
+#include "taskplace/types.hpp"
+
+namespace taskplace {
+
+// The defaults: today's kernel. Derive and replace one member:
+//   struct my_traits : taskplace::DefaultWakeTraits { using Wide = WideDetector<Wang2013>; };
+struct DefaultWakeTraits {
+  using Flips = FlipCounter<>;        // kernel record_wakee; halving decay since v3.13
+  using Wide = WideDetector<>;        // kernel wake_wide; symmetric rule since v4.2
+  using Factor = LlcFactor;           // kernel sd_llc_size; patch 2/2 of seed 000
+  using Affine = WakeAffine;          // kernel wake_affine: WA_IDLE, WA_WEIGHT, WA_BIAS
+  using Search = IdleSiblingSearch;   // kernel select_idle_sibling with SIS_UTIL
+  using Reservation = NoReservation;  // SIS_CACHE (seed 002) was never merged
+  using Stats = NoStats;              // schedstats off, as in production kernels
+  using Hook = NoHook;                // no tracepoint attached
+};
+
+// Named policy sets for comparison, each a traits swap.
+namespace traits {
+// Today's kernel.
+struct Current : DefaultWakeTraits {};
+// Pull every wakee to the waking CPU, no search: 2.6.23-2.6.26 sync
+// wake-ups, which collapsed pgbench past ~8 clients (seed 001).
+struct AlwaysAffine : DefaultWakeTraits {
+  using Wide = NeverWide;
+  using Affine = AffineAlways;
+  using Search = NoSearch;
+};
+// Never pull, no search: the wakee returns to where it ran.
+struct PrevCpu : DefaultWakeTraits {
+  using Affine = AffineNever;
+  using Search = NoSearch;
+};
+// The v3.12 kernel of seed 000: wiping decay, the one-sided rule.
+struct Wang2013 : DefaultWakeTraits {
+  using Flips = FlipCounter<WipeDecay>;
+  using Wide = WideDetector<taskplace::Wang2013>;
+};
+// Current plus SIS_CACHE in one of its variants (seed 002).
+template <class Variant = sis_cache::V2, class Ownership = AnyTaskMayTake>
+struct CacheHot : DefaultWakeTraits {
+  using Reservation = CacheHotReservation<Variant, Ownership>;
+};
+}  // namespace traits
+
+// The decision, with the reason of each step, for tests and traces.
+struct Placement {
+  CpuId cpu;              // where the wakee runs; always < cpu_count()
+  CpuId target;           // the affine step's choice, before the search
+  AffineReason affine;    // why the target
+  WakeReason reason;      // why the final CPU
+  bool wide;              // the wide rule's verdict
+  std::uint32_t scanned;  // CPUs the LLC scan looked at
+  std::uint32_t reservation_skips;
+};
+
+// The event a Hook receives: the placement plus who woke whom.
+struct WakeEvent {
+  TaskKey waker;
+  TaskKey wakee;
+  CpuId waking_cpu;
+  CpuId prev_cpu;
+  Placement placement;
+};
+
+template <Topology T, class Traits>  // default in fwd.hpp
+class WakePlacer {
+ public:
+  using topology_type = T;
+  using traits_type = Traits;
+  using flips_policy = typename Traits::Flips;
+  using wide_rule = typename Traits::Wide;
+  using factor_policy = typename Traits::Factor;
+  using affine_policy = typename Traits::Affine;
+  using search_policy = typename Traits::Search;
+  using reservation_policy = typename Traits::Reservation;
+  using stats_type = typename Traits::Stats::template counters<WakeCounter>;
+  using hook_type = typename Traits::Hook;
+
+  static_assert(FlipPolicy<flips_policy>,
+                "Traits::Flips must model taskplace::FlipPolicy (see FlipCounter)");
+  static_assert(WideRule<wide_rule>,
+                "Traits::Wide must model taskplace::WideRule (static wide(w, e, f))");
+  static_assert(FactorPolicy<factor_policy, T>,
+                "Traits::Factor must model taskplace::FactorPolicy for this topology");
+  static_assert(requires { search_policy::enabled; },
+                "Traits::Search must be IdleSiblingSearch, NoSearch or expose `enabled`");
+  static_assert(requires { typename reservation_policy::task_state; typename reservation_policy::cpu_state; },
+                "Traits::Reservation must be NoReservation or a CacheHotReservation");
+
+  static constexpr bool reserving = !std::is_same_v<reservation_policy, NoReservation>;
+
+  // Per-task state the placer reads and writes. Lives in the embedder's
+  // task object. Thread-safety: the waker's flips are written by the
+  // waker's thread; the wakee's fields by whoever wakes it, which the
+  // embedder serialises (a task is woken once per sleep).
+  struct task_state {
+    typename flips_policy::state flips{};
+    [[no_unique_address]] typename reservation_policy::task_state sleep{};
+    CpuId recent_cpu = no_cpu;  // kernel p->recent_used_cpu
+  };
+
+  struct Wakeup {
+    task_state* waker = nullptr;  // null: woken from outside any task
+    TaskKey waker_key = no_task;
+    task_state* wakee = nullptr;  // required
+    TaskKey wakee_key = no_task;
+    CpuId waking_cpu = 0;       // the CPU running the waker; must be valid
+    CpuId prev_cpu = no_cpu;    // where the wakee last ran; no_cpu or invalid: unknown
+    bool sync = false;          // the waker is about to sleep (kernel WF_SYNC)
+    std::uint64_t wakee_load = 1024;
+    std::uint64_t waker_load = 1024;
+  };
+
+  explicit WakePlacer(const T& topology) : topology_(&topology) {}
+  // The placer keeps a pointer to the topology: a temporary would dangle.
+  explicit WakePlacer(const T&&) = delete;
+  WakePlacer(const T&&, flips_policy, affine_policy = {}, search_policy = {},
+             reservation_policy = {}) = delete;
+  WakePlacer(const T& topology, flips_policy flips, affine_policy affine = {},
+             search_policy search = {}, reservation_policy reservation = {})
+      : topology_(&topology), flips_(flips), affine_(affine), search_(search),
+        reservation_(reservation) {}
+
+  // Effects: records the wakee in the waker's flips, folds the sleep that
+  // ends into the wakee's sleep average (with a reservation policy), decides
+  // wide or affine, searches for an idle sibling, updates recent_cpu, counts
+  // stats, calls the hook.
+  // Returns: the CPU, always a valid id, allowed by `allowed` unless it
+  // allows none (reason affinity_empty).
+  // Preconditions (checked builds): w.wakee != nullptr, w.waking_cpu valid.
+  // An invalid prev_cpu (offline, or no_cpu) is not an error: it is treated
+  // as the waking CPU.
+  // Complexity: O(1) plus the bounded scan (see IdleSiblingSearch).
+  // Thread-safety: const; concurrent calls are safe for distinct tasks with
+  // AtomicStats or NoStats and a thread-safe hook.
+  template <MachineState M, CpuFilter F = AnyCpu>
+  Placement place(const Wakeup& w, const M& machine, Nanoseconds now,
+                  const F& allowed = F{}) const TASKPLACE_NOEXCEPT {
+    const T& t = *topology_;
+    const auto n = static_cast<CpuId>(t.cpu_count());
+    TASKPLACE_EXPECTS(w.wakee != nullptr, "WakePlacer::place needs the wakee's state");
+    TASKPLACE_EXPECTS(w.waking_cpu < n, "waking_cpu must be < cpu_count()");
+    const CpuId waking = w.waking_cpu < n ? w.waking_cpu : 0;
+    const CpuId prev = w.prev_cpu < n ? w.prev_cpu : waking;
+    stats_.add(WakeCounter::wakeups);
+
+    // 1. The waker's flip count.
+    std::uint32_t waker_flips = 0;
+    if (w.waker != nullptr) {
+      flips_.record(w.waker->flips, w.wakee_key, now);
+      waker_flips = flips_.flips(w.waker->flips);
+    }
+    if constexpr (reserving) reservation_.on_wakeup(w.wakee->sleep, now);
+
+    // 2. Wide: a waker of many partners, or a wakee of many wakers, is not
+    // pulled; the partners would pile onto one CPU.
+    Placement p{};
+    const std::uint32_t factor = static_cast<std::uint32_t>(factor_policy::factor(t, waking));
+    p.wide = wide_rule::wide(waker_flips, flips_.flips(w.wakee->flips), factor);
+    if (p.wide) stats_.add(WakeCounter::wide);
+
+    // 3. Affine: the waking CPU or prev?
+    if (p.wide) {
+      p.target = prev;
+      p.affine = AffineReason::wide;
+    } else if (!allowed(waking)) {
+      p.target = prev;
+      p.affine = AffineReason::waking_not_allowed;
+    } else if (waking == prev) {
+      p.target = prev;
+      p.affine = AffineReason::same_cpu;
+    } else {
+      stats_.add(WakeCounter::affine_considered);
+      const AffineDecision d = affine_.decide(
+          AffineInput<T, M>{t, machine, waking, prev, w.sync, w.wakee_load, w.waker_load});
+      p.target = d.target;
+      p.affine = d.reason;
+    }
+    stats_.add(p.target == waking && waking != prev ? WakeCounter::affine_pulled
+                                                    : WakeCounter::prev_kept);
+
+    // 4. An idle CPU near the target.
+    if constexpr (search_policy::enabled) {
+      SearchResult r;
+      if constexpr (reserving) {
+        r = search_.search(SearchInput<T, M, F, reservation_policy>{
+            t, machine, allowed, &reservation_, w.wakee_key, now, p.target, prev,
+            &w.wakee->recent_cpu});
+      } else {
+        r = search_.search(SearchInput<T, M, F, void>{
+            t, machine, allowed, nullptr, w.wakee_key, now, p.target, prev,
+            &w.wakee->recent_cpu});
+      }
+      p.cpu = r.cpu;
+      p.reason = r.reason;
+      p.scanned = r.scanned;
+      p.reservation_skips = r.reservation_skips;
+      stats_.add(WakeCounter::scanned_cpus, r.scanned);
+      stats_.add(WakeCounter::reservation_skips, r.reservation_skips);
+    } else {
+      p.cpu = p.target;
+      p.reason = WakeReason::no_search;
+    }
+
+    // 5. Affinity: the kernel's select_fallback_rq, nearest first.
+    if (!allowed(p.cpu)) fall_back(p, allowed);
+    count_reason(p.reason);
+    if constexpr (detail::hook_enabled<hook_type>())
+      hook_(WakeEvent{w.waker_key, w.wakee_key, waking, prev, p});
+    return p;
+  }
+
+  // Effects: the task goes to sleep on `cpu`; with a reservation policy,
+  // reserves the CPU if it becomes idle and the task sleeps briefly.
+  // `cpu_state` is the reservation's per-CPU state the machine state
+  // returns from reservation(cpu). Without one, does nothing.
+  template <class CpuState>
+  void task_sleeps(task_state& task, TaskKey key, CpuState& cpu_state, bool cpu_becomes_idle,
+                   Nanoseconds now) const noexcept {
+    if constexpr (reserving) reservation_.on_sleep(task.sleep, cpu_state, cpu_becomes_idle, key, now);
+  }
+
+  const T& topology() const noexcept { return *topology_; }
+  const flips_policy& flips() const noexcept { return flips_; }
+  const reservation_policy& reservation() const noexcept { return reservation_; }
+  const stats_type& stats() const noexcept { return stats_; }
+  stats_type& stats() noexcept { return stats_; }
+  hook_type& hook() noexcept { return hook_; }
+
+ private:
+  template <class F>
+  void fall_back(Placement& p, const F& allowed) const {
+    const T& t = *topology_;
+    stats_.add(WakeCounter::affinity_fallback);
+    for (auto c : t.llc_cpus(p.target)) {
+      if (allowed(static_cast<CpuId>(c))) {
+        p.cpu = static_cast<CpuId>(c);
+        p.reason = WakeReason::affinity_fallback;
+        return;
+      }
+    }
+    const auto n = static_cast<CpuId>(t.cpu_count());
+    for (CpuId c = 0; c < n; ++c) {
+      if (allowed(c)) {
+        p.cpu = c;
+        p.reason = WakeReason::affinity_fallback;
+        return;
+      }
+    }
+    p.cpu = p.target;
+    p.reason = WakeReason::affinity_empty;
+  }
+
+  void count_reason(WakeReason r) const noexcept {
+    switch (r) {
+      case WakeReason::idle_target: stats_.add(WakeCounter::idle_target); break;
+      case WakeReason::idle_prev: stats_.add(WakeCounter::idle_prev); break;
+      case WakeReason::idle_recent: stats_.add(WakeCounter::idle_recent); break;
+      case WakeReason::idle_core: stats_.add(WakeCounter::idle_core); break;
+      case WakeReason::idle_scan: stats_.add(WakeCounter::idle_scan); break;
+      case WakeReason::hot_fallback: stats_.add(WakeCounter::hot_fallback); break;
+      case WakeReason::target_busy: stats_.add(WakeCounter::target_busy); break;
+      default: break;
+    }
+  }
+
+  const T* topology_;
+  [[no_unique_address]] flips_policy flips_{};
+  [[no_unique_address]] affine_policy affine_{};
+  [[no_unique_address]] search_policy search_{};
+  [[no_unique_address]] reservation_policy reservation_{};
+  [[no_unique_address]] mutable stats_type stats_{};
+  [[no_unique_address]] mutable hook_type hook_{};
+};
+
+}  // namespace taskplace

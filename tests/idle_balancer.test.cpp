@@ -1,0 +1,232 @@
+// The composed newidle balance (idle_balancer.hpp): entry gate, budget stop,
+// pull at level k, nothing found, the idle stamp and idle_end, the tick
+// decay, a throwing pull, counters and hooks. Time is a ManualClock that the
+// scripted pull advances by the level's cost.
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+#include <vector>
+
+#include "taskplace/clock.hpp"
+#include "taskplace/idle_balancer.hpp"
+#include "taskplace/topology/uniform.hpp"
+
+using namespace taskplace;
+using namespace std::chrono_literals;
+
+namespace {
+// two_node_80cpu: levels smt (2), llc (40), machine (80) for every CPU.
+const UniformTopology box = presets::two_node_80cpu();
+
+struct Counted : DefaultBalanceTraits {
+  using Stats = PlainStats;
+};
+
+// A pull that costs costs[level] of clock time and finds work at `hit`.
+struct ScriptedPull {
+  ManualClock* clock;
+  std::vector<Nanoseconds> costs;
+  std::uint32_t hit = 99;
+  std::vector<std::uint32_t>* visited = nullptr;
+  template <class Span>
+  bool operator()(std::uint32_t level, LevelKind, const Span&) const {
+    clock->advance(costs.at(level));
+    if (visited) visited->push_back(level);
+    return level == hit;
+  }
+};
+}  // namespace
+
+TEST_CASE("a fresh CPU balances at every level and starts idling when nothing is found", "[idle_balancer]") {
+  REQUIRE(box.level_count(0) == 3);
+  IdleBalancer<UniformTopology> b{box};
+  ManualClock clock{10s};
+  auto st = b.make_state(0, clock.now());
+  std::vector<std::uint32_t> visited;
+  const auto r = b.balance(0, st, ScriptedPull{&clock, {10us, 50us, 200us}, 99, &visited}, clock);
+  // avg_idle starts at 2 * 500us = 1ms, level costs 0: every level passes
+  // the gate and the budget.
+  CHECK(r.outcome == BalanceOutcome::nothing_found);
+  CHECK(r.levels_visited == 3);
+  CHECK(visited == std::vector<std::uint32_t>{0, 1, 2});
+  CHECK(r.spent == 260us);
+  CHECK(b.tracker().level_cost(st, 0) == 10us);
+  CHECK(b.tracker().level_cost(st, 2) == 200us);
+  // The idle period is stamped at the start of the balance.
+  CHECK(st.has_stamp);
+  CHECK(st.idle_stamp == 10s);
+  // idle_end 100us after the balance: delta = 260 + 100 = 360us;
+  // update_avg(1ms, 360us) = 1'000'000 + (360'000 - 1'000'000) / 8 = 920'000 ns,
+  // under the cap 2 * max(500us, 260us) = 1ms.
+  clock.advance(100us);
+  b.idle_end(st, clock.now());
+  CHECK(b.tracker().avg_idle(st) == 920us);
+  CHECK_FALSE(st.has_stamp);
+}
+
+TEST_CASE("the pull that finds work ends the balance and no idle period starts", "[idle_balancer]") {
+  IdleBalancer<UniformTopology> b{box};
+  ManualClock clock{1s};
+  auto st = b.make_state(0, clock.now());
+  const auto r = b.balance(0, st, ScriptedPull{&clock, {10us, 50us, 200us}, 1}, clock);
+  CHECK(r.outcome == BalanceOutcome::pulled);
+  CHECK(r.pulled_level == 1);
+  CHECK(r.levels_visited == 2);
+  CHECK(r.spent == 60us);
+  CHECK_FALSE(st.has_stamp);
+  // A stale stamp from an earlier idle period is cleared too (the kernel's
+  // idle_stamp = 0 after a pull), so idle_end folds nothing.
+  b.tracker().idle_start(st, 0s);
+  b.balance(0, st, ScriptedPull{&clock, {10us, 50us, 200us}, 0}, clock);
+  CHECK_FALSE(st.has_stamp);
+  const auto before = b.tracker().avg_idle(st);
+  b.idle_end(st, clock.now() + 1s);
+  CHECK(b.tracker().avg_idle(st) == before);
+}
+
+TEST_CASE("the budget stops before a level the expected idle time cannot pay for", "[idle_balancer]") {
+  IdleBalancer<UniformTopology> b{box};
+  ManualClock clock{1s};
+  auto st = b.make_state(0, clock.now());
+  b.balance(0, st, ScriptedPull{&clock, {100us, 400us, 900us}}, clock);  // records the costs
+  // avg_idle 450us: level 0: 450 >= 0 + 100 goes; level 1: 450 >= 100 + 400
+  // = 500 fails: stop before level 1 (LevelBudget, seed 003 patch 2/3).
+  st.avg_idle = 450us;
+  std::vector<std::uint32_t> visited;
+  auto r = b.balance(0, st, ScriptedPull{&clock, {100us, 400us, 900us}, 99, &visited}, clock);
+  CHECK(r.outcome == BalanceOutcome::budget);
+  CHECK(r.stopped_before == 1);
+  CHECK(r.levels_visited == 1);
+  CHECK(visited == std::vector<std::uint32_t>{0});
+  CHECK(st.has_stamp);  // a stopped balance idles too
+  // 500us: exactly 100 + 400 passes (the kernel's test is avg_idle < sum).
+  st.avg_idle = 500us;
+  r = b.balance(0, st, ScriptedPull{&clock, {100us, 400us, 900us}}, clock);
+  CHECK(r.outcome == BalanceOutcome::budget);
+  CHECK(r.stopped_before == 2);  // 500 < 500 + 900
+}
+
+TEST_CASE("the entry gate skips the balance when avg_idle is below level 0's cost", "[idle_balancer]") {
+  IdleBalancer<UniformTopology> b{box};
+  ManualClock clock{1s};
+  auto st = b.make_state(0, clock.now());
+  b.balance(0, st, ScriptedPull{&clock, {100us, 0us, 0us}}, clock);
+  // FirstLevelGate (v5.16): avg_idle 99us < level 0's 100us: not tried.
+  st.avg_idle = 99us;
+  std::vector<std::uint32_t> visited;
+  const auto r = b.balance(0, st, ScriptedPull{&clock, {1us, 1us, 1us}, 0, &visited}, clock);
+  CHECK(r.outcome == BalanceOutcome::entry_gate);
+  CHECK(r.levels_visited == 0);
+  CHECK(visited.empty());
+  CHECK(st.has_stamp);
+  // The 2009 gate compares with migration_cost instead: 400us < 500us skips
+  // even with level costs 0, and NoLimit never skips.
+  IdleBalancer<UniformTopology, traits::Balance<newidle::Gate2009>> old{box};
+  auto st2 = old.make_state(0, clock.now());
+  st2.avg_idle = 400us;
+  CHECK(old.balance(0, st2, ScriptedPull{&clock, {1us, 1us, 1us}}, clock).outcome ==
+        BalanceOutcome::entry_gate);
+  IdleBalancer<UniformTopology, traits::Balance<newidle::NoLimit>> none{box};
+  auto st3 = none.make_state(0, clock.now());
+  st3.avg_idle = 0us;
+  CHECK(none.balance(0, st3, ScriptedPull{&clock, {1us, 1us, 1us}}, clock).levels_visited == 3);
+}
+
+TEST_CASE("the tick decays a level's cost by 253/256 a period", "[idle_balancer]") {
+  IdleBalancer<UniformTopology> b{box};
+  ManualClock clock{1s};
+  auto st = b.make_state(0, clock.now());
+  b.balance(0, st, ScriptedPull{&clock, {256us, 0us, 0us}}, clock);
+  const Nanoseconds recorded = clock.now();
+  // One period after the new maximum: not strictly more, no decay.
+  b.tick(st, recorded + 1s);
+  CHECK(b.tracker().level_cost(st, 0) == 256us);
+  // Strictly more: 256'000 * 253 / 256 = 253'000 ns.
+  b.tick(st, recorded + 1s + 1ns);
+  CHECK(b.tracker().level_cost(st, 0) == 253us);
+}
+
+TEST_CASE("a pull that throws records nothing", "[idle_balancer]") {
+  IdleBalancer<UniformTopology, Counted> b{box};
+  ManualClock clock{1s};
+  auto st = b.make_state(0, clock.now());
+  const auto before = st;
+  // Level 0 costs 300us and finds nothing, level 1 throws.
+  auto pull = [&](std::uint32_t level, LevelKind, const auto&) -> bool {
+    clock.advance(300us);
+    if (level == 1) throw std::runtime_error("steal failed");
+    return false;
+  };
+  CHECK_THROWS_AS(b.balance(0, st, pull, clock), std::runtime_error);
+  CHECK(b.tracker().level_cost(st, 0) == before.levels[0].max_cost);
+  CHECK(st.has_stamp == before.has_stamp);
+  CHECK(st.avg_idle == before.avg_idle);
+  CHECK(st.max_idle_balance_cost == before.max_idle_balance_cost);
+  CHECK(b.stats().get(BalanceCounter::runs) == 0);
+  CHECK(b.stats().get(BalanceCounter::levels_visited) == 0);
+}
+
+TEST_CASE("a clock that goes backwards during a pull costs nothing", "[idle_balancer]") {
+  IdleBalancer<UniformTopology> b{box};
+  ManualClock clock{1s};
+  auto st = b.make_state(0, clock.now());
+  const auto r = b.balance(0, st, ScriptedPull{&clock, {-50us, -1s, 0us}}, clock);
+  CHECK(r.spent == 0ns);
+  CHECK(b.tracker().level_cost(st, 0) == 0ns);
+}
+
+TEST_CASE("the balancer counts its outcomes and idle periods", "[idle_balancer][stats]") {
+  IdleBalancer<UniformTopology, Counted> b{box};
+  ManualClock clock{1s};
+  auto st = b.make_state(0, clock.now());
+  b.balance(0, st, ScriptedPull{&clock, {10us, 10us, 10us}}, clock);     // nothing found
+  b.idle_end(st, clock.now());                                           // folds
+  b.idle_end(st, clock.now());                                           // no stamp: guard, not counted
+  b.balance(0, st, ScriptedPull{&clock, {10us, 10us, 10us}, 2}, clock);  // pulled at 2
+  b.tick(st, clock.now());
+  const auto& s = b.stats();
+  CHECK(s.get(BalanceCounter::runs) == 2);
+  CHECK(s.get(BalanceCounter::nothing_found) == 1);
+  CHECK(s.get(BalanceCounter::pulls) == 1);
+  CHECK(s.get(BalanceCounter::levels_visited) == 6);
+  CHECK(s.get(BalanceCounter::idle_periods) == 1);
+  CHECK(s.get(BalanceCounter::decays) == 1);
+  CHECK(s.get(BalanceCounter::entry_gate_skips) == 0);
+}
+
+TEST_CASE("a bad CPU is a checked precondition", "[idle_balancer]") {
+  IdleBalancer<UniformTopology> b{box};
+  ManualClock clock;
+  CHECK_THROWS_AS(b.make_state(80, clock.now()), PreconditionError);
+  auto st = b.make_state(0, clock.now());
+  CHECK_THROWS_AS(b.balance(80, st, ScriptedPull{&clock, {0ns, 0ns, 0ns}}, clock), PreconditionError);
+  // A single-CPU topology has no levels: nothing to visit, nothing found.
+  const UniformTopology one{1, 1, 1, 1, CpuNumbering::smt_last};
+  IdleBalancer<UniformTopology> b1{one};
+  auto s1 = b1.make_state(0, clock.now());
+  CHECK(b1.balance(0, s1, ScriptedPull{&clock, {}}, clock).outcome == BalanceOutcome::nothing_found);
+}
+
+namespace {
+struct BalanceRecorder {
+  static inline std::vector<BalanceEvent>* sink = nullptr;
+  void operator()(const BalanceEvent& e) const { sink->push_back(e); }
+};
+struct HookedBalance : DefaultBalanceTraits {
+  using Hook = BalanceRecorder;
+};
+}  // namespace
+
+TEST_CASE("a balance hook receives each outcome", "[idle_balancer][stats]") {
+  std::vector<BalanceEvent> events;
+  BalanceRecorder::sink = &events;
+  IdleBalancer<UniformTopology, HookedBalance> b{box};
+  ManualClock clock{1s};
+  auto st = b.make_state(3, clock.now());
+  b.balance(3, st, ScriptedPull{&clock, {10us, 10us, 10us}, 0}, clock);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].cpu == 3);
+  CHECK(events[0].result.outcome == BalanceOutcome::pulled);
+  CHECK(events[0].avg_idle == 1ms);
+  BalanceRecorder::sink = nullptr;
+}

@@ -1,0 +1,75 @@
+// Compile-time checks for the composed decisions: the MachineState family
+// of concepts and CpuFilter (one positive and one negative case each), and
+// WakePlacer / IdleBalancer instantiated with every shipped topology.
+#include <cstdint>
+#include <type_traits>
+
+#include "taskplace/idle_balancer.hpp"
+#include "taskplace/testing/machine.hpp"
+#include "taskplace/topology/sysfs.hpp"
+#include "taskplace/topology/table.hpp"
+#include "taskplace/topology/uniform.hpp"
+#include "taskplace/wake_placer.hpp"
+
+namespace tp = taskplace;
+
+namespace {
+struct Minimal {  // R1-R3 only
+  bool is_idle(tp::CpuId) const;
+  std::uint32_t nr_running(tp::CpuId) const;
+  std::uint64_t load(tp::CpuId) const;
+};
+struct NoLoad {  // R3 missing
+  bool is_idle(tp::CpuId) const;
+  std::uint32_t nr_running(tp::CpuId) const;
+};
+struct NonConstIdle {  // R1 callable only on a non-const machine
+  bool is_idle(tp::CpuId);
+  std::uint32_t nr_running(tp::CpuId) const;
+  std::uint64_t load(tp::CpuId) const;
+};
+struct Full : Minimal {
+  std::uint32_t llc_utilization_pct(tp::CpuId) const;
+  bool has_idle_core(tp::CpuId) const;
+};
+struct BadOptional : Minimal {
+  const char* llc_utilization_pct(tp::CpuId) const;  // not a number
+  void has_idle_core(tp::CpuId) const;               // not a bool
+};
+struct Mask {
+  bool operator()(tp::CpuId) const;
+};
+struct NotAMask {
+  void operator()(tp::CpuId) const;
+};
+}  // namespace
+
+static_assert(tp::MachineState<Minimal>);
+static_assert(!tp::MachineState<NoLoad>);
+static_assert(!tp::MachineState<NonConstIdle>);
+static_assert(!tp::MachineState<int>);
+static_assert(tp::HasLlcUtilization<Full> && !tp::HasLlcUtilization<Minimal>);
+static_assert(!tp::HasLlcUtilization<BadOptional>);
+static_assert(tp::HasIdleCoreHint<Full> && !tp::HasIdleCoreHint<Minimal>);
+static_assert(!tp::HasIdleCoreHint<BadOptional>);
+static_assert(tp::CpuFilter<Mask> && tp::CpuFilter<tp::AnyCpu> && tp::CpuFilter<tp::testing::CpuMask>);
+static_assert(!tp::CpuFilter<NotAMask> && !tp::CpuFilter<int>);
+static_assert(tp::MachineState<tp::testing::ScriptedMachine<true, true>>);
+
+// Every shipped topology with the default traits and a few swaps.
+template class tp::WakePlacer<tp::UniformTopology>;
+template class tp::WakePlacer<tp::TableTopology>;
+template class tp::WakePlacer<tp::SysfsTopology>;
+template class tp::WakePlacer<tp::UniformTopology, tp::traits::AlwaysAffine>;
+template class tp::WakePlacer<tp::TableTopology, tp::traits::CacheHot<tp::sis_cache::V1, tp::OwnerOnly>>;
+template class tp::IdleBalancer<tp::UniformTopology>;
+template class tp::IdleBalancer<tp::TableTopology>;
+template class tp::IdleBalancer<tp::SysfsTopology>;
+template class tp::IdleBalancer<tp::UniformTopology, tp::traits::Balance<tp::newidle::Gate2009>>;
+
+// The placer and balancer keep a pointer to the topology: a temporary is
+// refused at compile time.
+static_assert(std::is_constructible_v<tp::WakePlacer<tp::UniformTopology>, const tp::UniformTopology&>);
+static_assert(!std::is_constructible_v<tp::WakePlacer<tp::UniformTopology>, tp::UniformTopology>);
+static_assert(!std::is_constructible_v<tp::IdleBalancer<tp::UniformTopology>, tp::UniformTopology>);
+static_assert(std::is_constructible_v<tp::IdleBalancer<tp::UniformTopology>, tp::UniformTopology&>);
