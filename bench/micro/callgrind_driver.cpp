@@ -1,0 +1,114 @@
+// bench/micro/callgrind_driver.cpp: runs one micro-benchmark case N times so
+// that valgrind's callgrind can count instructions per call.
+//
+// Each case is a non-inlined extern "C" function (tp_<case>_<variant>), so
+// `--toggle-collect=tp_flip_wide_policy` counts exactly the instructions of
+// the calls. scripts/bench also subtracts a 0-iteration run, which gives the
+// same count plus the loop around the call:
+//   instructions per call = (Ir(N) - Ir(0)) / N.
+//
+//   valgrind --tool=callgrind --toggle-collect=tp_flip_wide_policy
+//     ./taskplace_callgrind_driver flip_wide policy 100000
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "cases.hpp"
+
+namespace {
+constexpr taskplace::UniformTopology westmere = taskplace::presets::westmere_12cpu_2013();
+#if TASKPLACE_BENCH_HAVE_NEWIDLE
+constexpr taskplace::UniformTopology spr = taskplace::presets::sapphire_rapids_2x56x2();
+#endif
+}  // namespace
+
+extern "C" {
+__attribute__((noinline)) bool tp_flip_wide_policy(bench::FlipWidePolicy& p,
+                                                   const bench::FlipWideInput& in) {
+  return p(in);
+}
+__attribute__((noinline)) bool tp_flip_wide_baseline(bench::FlipWideBaseline& b,
+                                                     const bench::FlipWideInput& in) {
+  return b(in);
+}
+#if TASKPLACE_BENCH_HAVE_NEWIDLE
+__attribute__((noinline)) bool tp_newidle_gate_policy(const bench::GatePolicy& p,
+                                                      const bench::GateInput& in) {
+  return p(in);
+}
+__attribute__((noinline)) bool tp_newidle_gate_baseline(const bench::GateBaseline& b,
+                                                        const bench::GateInput& in) {
+  return b(in);
+}
+#endif
+#if TASKPLACE_BENCH_HAVE_RESERVATION
+__attribute__((noinline)) bool tp_reservation_policy(const bench::ReservationPolicy& p,
+                                                     const bench::ReservationInput& in) {
+  return p(in);
+}
+__attribute__((noinline)) bool tp_reservation_baseline(const bench::ReservationBaseline& b,
+                                                       const bench::ReservationInput& in) {
+  return b(in);
+}
+#endif
+}
+
+namespace {
+template <class F, class Input>
+unsigned run(F&& f, const Input& in, long n) {
+  unsigned hits = 0;
+  for (long i = 0; i < n; ++i) hits += f(in[static_cast<std::size_t>(i) & bench::ring_mask]);
+  return hits;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr,
+                 "usage: %s flip_wide|newidle_gate|reservation policy|baseline N\n", argv[0]);
+    return 2;
+  }
+  const std::string_view which = argv[1];
+  const bool policy = std::strcmp(argv[2], "policy") == 0;
+  const long n = std::strtol(argv[3], nullptr, 10);
+  unsigned hits = 0;
+  if (which == "flip_wide") {
+    const auto in = bench::flip_wide_inputs(westmere.cpu_count());
+    if (policy) {
+      bench::FlipWidePolicy p{&westmere};
+      hits = run([&](const auto& x) { return tp_flip_wide_policy(p, x); }, in, n);
+    } else {
+      bench::FlipWideBaseline b{westmere.llc_size(0)};
+      hits = run([&](const auto& x) { return tp_flip_wide_baseline(b, x); }, in, n);
+    }
+#if TASKPLACE_BENCH_HAVE_NEWIDLE
+  } else if (which == "newidle_gate") {
+    const std::uint32_t levels = spr.level_count(0);
+    const auto in = bench::gate_inputs(levels);
+    if (policy) {
+      const bench::GatePolicy p{bench::gate_histories(levels), levels};
+      hits = run([&](const auto& x) { return tp_newidle_gate_policy(p, x); }, in, n);
+    } else {
+      const bench::GateBaseline b{bench::gate_histories(levels)};
+      hits = run([&](const auto& x) { return tp_newidle_gate_baseline(b, x); }, in, n);
+    }
+#endif
+#if TASKPLACE_BENCH_HAVE_RESERVATION
+  } else if (which == "reservation") {
+    const auto in = bench::reservation_inputs();
+    if (policy) {
+      const bench::ReservationPolicy p{};
+      hits = run([&](const auto& x) { return tp_reservation_policy(p, x); }, in, n);
+    } else {
+      const bench::ReservationBaseline b{};
+      hits = run([&](const auto& x) { return tp_reservation_baseline(b, x); }, in, n);
+    }
+#endif
+  } else {
+    std::fprintf(stderr, "unknown or unavailable case: %s\n", argv[1]);
+    return 2;
+  }
+  std::printf("%s %s n=%ld hits=%u\n", argv[1], argv[2], n, hits);
+  return 0;
+}
