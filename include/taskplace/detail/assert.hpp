@@ -31,7 +31,8 @@
   } while (0)
 #else
 #define TASKPLACE_NOEXCEPT noexcept
-#define TASKPLACE_EXPECTS(cond, what) ((void)0)
+// sizeof keeps the operands "used" without evaluating them.
+#define TASKPLACE_EXPECTS(cond, what) ((void)sizeof(cond))
 #endif
 
 namespace taskplace::detail {

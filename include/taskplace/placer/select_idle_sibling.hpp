@@ -179,8 +179,11 @@ struct IdleSiblingSearch {
         std::ranges::lower_bound(llc, static_cast<CpuId>(in.target)) - begin);
     CpuId first_idle = no_cpu;
     CpuId first_hot = no_cpu;
-    for (std::uint32_t i = 0; i < limit; ++i) {
-      const CpuId c = static_cast<CpuId>(begin[(pos + 1 + i) % size]);
+    // Walk the LLC from the CPU after the target, wrapping (kernel
+    // for_each_cpu_wrap), without a division per step.
+    std::uint32_t at = pos + 1 >= size ? 0 : pos + 1;
+    for (std::uint32_t i = 0; i < limit; ++i, at = at + 1 == size ? 0 : at + 1) {
+      const CpuId c = static_cast<CpuId>(begin[at]);
       ++out.scanned;
       const bool guard = i < reservation_limit;
       if (core_mode) {
