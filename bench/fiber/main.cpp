@@ -1,0 +1,142 @@
+// bench/fiber/main.cpp: one workload on one Boost.Fiber scheduling
+// algorithm, one line of results. Boost's work_stealing keeps its workers in
+// process-wide statics (one pool per process), so scripts/bench runs every
+// (runtime, workload, repetition) as its own process, interleaved.
+//
+//   taskplace_bench_fiber <work_stealing|shared_work|Current|AlwaysAffine>
+//                         <pipe|pgbench|hackbench|udp_rr> [workers] [pgbench clients]
+// Prints: RESULT workload runtime workers clients seconds ops/s p50_us p99_us
+//         migrations steals placed_remote   (-1: the runtime does not say)
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/fiber/all.hpp>
+
+#include "fiber_workloads.hpp"
+#include "taskplace_fiber/algorithm.hpp"
+
+namespace {
+
+struct Counters {
+  std::int64_t migrations = -1, steals = -1, placed_remote = -1;
+};
+
+// Effects: runs `body` as the main fiber of worker 0, with workers 1..n-1
+// serving fibers until it returns; `install(w)` installs the algorithm on
+// worker w's thread.
+template <class Install, class Body>
+void run_pool(std::uint32_t n, Install install, Body body) {
+  boost::fibers::mutex m;
+  boost::fibers::condition_variable cv;
+  bool done = false;
+  std::atomic<std::uint32_t> ready{0};
+  std::vector<std::thread> threads;
+  for (std::uint32_t w = 1; w < n; ++w)
+    threads.emplace_back([&, w] {
+      install(w);
+      ready.fetch_add(1);
+      std::unique_lock lk(m);
+      cv.wait(lk, [&] { return done; });
+    });
+  std::thread lead([&] {
+    install(0);
+    while (ready.load() != n - 1) boost::this_fiber::yield();
+    body();
+    {
+      std::unique_lock lk(m);
+      done = true;
+    }
+    cv.notify_all();
+  });
+  lead.join();
+  for (auto& t : threads) t.join();
+}
+
+template <class WakeTraits>
+Counters run_taskplace(std::uint32_t n, const std::function<void()>& body) {
+  using G = taskplace_fiber::Group<WakeTraits>;
+  G group{n};
+  run_pool(
+      n, [&](std::uint32_t w) { boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<G>>(group, w); },
+      [&] {
+        group.reset_stats();
+        body();
+      });
+  const auto st = group.stats();
+  return {static_cast<std::int64_t>(st.migrations), static_cast<std::int64_t>(st.steals),
+          static_cast<std::int64_t>(st.placed_remote)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s runtime workload [workers] [pgbench clients]\n", argv[0]);
+    return 2;
+  }
+  const std::string runtime = argv[1], workload = argv[2];
+  const auto workers = static_cast<std::uint32_t>(
+      argc > 3 ? std::strtoul(argv[3], nullptr, 10) : std::max(2u, std::thread::hardware_concurrency()));
+  workloads::Sizes sizes;
+  if (argc > 4) sizes.pgbench_clients = static_cast<std::uint32_t>(std::strtoul(argv[4], nullptr, 10));
+  if (workers == 0 || sizes.pgbench_clients == 0) {
+    std::fprintf(stderr, "workers and clients must be >= 1\n");
+    return 2;
+  }
+
+  // A lost wake-up hangs a run: give up after a minute.
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::seconds{60});
+    std::fprintf(stderr, "timeout: the run did not finish within 60 s (lost wake-up?)\n");
+    std::_Exit(3);
+  }).detach();
+
+  workloads::LatencyLog log;
+  std::uint64_t ops = 0;
+  std::int64_t elapsed = 0;
+  std::string error;
+  auto body = [&] {
+    try {
+      const std::int64_t t0 = workloads::now_ns();
+      ops = workloads::fiber::run(workload, sizes, log);
+      elapsed = workloads::now_ns() - t0;
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  };
+  Counters c;
+  if (runtime == "work_stealing") {
+    run_pool(workers, [&](std::uint32_t) {
+      boost::fibers::use_scheduling_algorithm<boost::fibers::algo::work_stealing>(workers, true);
+    }, body);
+  } else if (runtime == "shared_work") {
+    run_pool(workers, [&](std::uint32_t) {
+      boost::fibers::use_scheduling_algorithm<boost::fibers::algo::shared_work>(true);
+    }, body);
+  } else if (runtime == "Current") {
+    c = run_taskplace<taskplace::traits::Current>(workers, body);
+  } else if (runtime == "AlwaysAffine") {
+    c = run_taskplace<taskplace::traits::AlwaysAffine>(workers, body);
+  } else {
+    std::fprintf(stderr, "unknown runtime: %s\n", runtime.c_str());
+    return 2;
+  }
+  if (!error.empty()) {
+    std::fprintf(stderr, "%s on %s: %s\n", workload.c_str(), runtime.c_str(), error.c_str());
+    return 1;
+  }
+  auto r = workloads::finish(workload, runtime, elapsed, ops, log);
+  std::printf("RESULT %s %s %u %u %.4f %.1f %.2f %.2f %lld %lld %lld\n", workload.c_str(), runtime.c_str(),
+              workers, sizes.pgbench_clients, r.seconds, r.throughput, r.p50_us, r.p99_us,
+              static_cast<long long>(c.migrations), static_cast<long long>(c.steals),
+              static_cast<long long>(c.placed_remote));
+  std::fflush(stdout);
+  std::_Exit(0);  // work_stealing's static schedulers are never torn down cleanly
+}

@@ -1,0 +1,447 @@
+// taskplace_fiber/algorithm.hpp: a Boost.Fiber scheduling algorithm that
+// places woken fibers with taskplace's WakePlacer and lets a thread that
+// runs dry pull work through IdleBalancer.
+//
+// Kernel analogue: select_task_rq_fair() on every wake-up, newidle_balance()
+// when a runqueue empties, for a pool of threads each running fibers (one
+// thread = one worker = one CPU id of the topology). Follows the kernel of
+// v6.x through taskplace::traits::Current; traits::AlwaysAffine gives the
+// 2.6.23 sync wake-ups of seed 001 for comparison.
+//
+//   taskplace_fiber::Group<> group{4};  // 4 workers, one LLC
+//   boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<>>(group);  // in each thread
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <concepts>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/properties.hpp>
+#include <boost/fiber/type.hpp>
+
+#include "taskplace/clock.hpp"
+#include "taskplace/concepts.hpp"
+#include "taskplace/idle_balancer.hpp"
+#include "taskplace/stats.hpp"
+#include "taskplace/topology/sysfs.hpp"
+#include "taskplace/topology/table.hpp"
+#include "taskplace/types.hpp"
+#include "taskplace/wake_placer.hpp"
+
+namespace taskplace_fiber {
+
+using taskplace::CpuId;
+using taskplace::Nanoseconds;
+
+namespace detail {
+// The placer and the balancer are shared by every thread of the group:
+// their counters must be atomic.
+template <class WakeTraits>
+struct SharedWakeTraits : WakeTraits {
+  using Stats = taskplace::AtomicStats;
+};
+template <class BalanceTraits>
+struct SharedBalanceTraits : BalanceTraits {
+  using Stats = taskplace::AtomicStats;
+};
+
+inline taskplace::TableTopology flat_topology(std::uint32_t workers) {
+  if (workers == 0) throw taskplace::TopologyError("taskplace_fiber::Group: workers must be >= 1 (got 0)");
+  std::vector<std::uint32_t> cores(workers), same(workers, 0);
+  for (std::uint32_t i = 0; i < workers; ++i) cores[i] = i;
+  return taskplace::TableTopology(std::move(cores), same, same);
+}
+}  // namespace detail
+
+// The group's own counters, a snapshot.
+struct GroupStats {
+  std::uint64_t placed_remote = 0;   // wake-ups queued on another worker than the waking one
+  std::uint64_t migrations = 0;      // fibers resumed on another worker than the last one
+  std::uint64_t steal_attempts = 0;  // victim queues the balancer looked into
+  std::uint64_t steals = 0;          // fibers taken from another worker's queue
+};
+
+template <class G>
+class Algorithm;
+
+// The workers of one pool: the topology, the shared placer and balancer, and
+// one ready queue per worker. Models taskplace::MachineState over the
+// workers. Not movable: the placer and the balancer point at the topology.
+// Invariant: every context in a worker queue is a detached worker context
+//   (never pinned); queued(c) counts it.
+// Invariant: the group outlives every thread that registered with it.
+template <class WakeTraits = taskplace::traits::Current, taskplace::Topology T = taskplace::TableTopology,
+          class BalanceTraits = taskplace::DefaultBalanceTraits>
+class Group {
+ public:
+  using topology_type = T;
+  using placer_type = taskplace::WakePlacer<T, detail::SharedWakeTraits<WakeTraits>>;
+  using balancer_type = taskplace::IdleBalancer<T, detail::SharedBalanceTraits<BalanceTraits>>;
+  using task_state = typename placer_type::task_state;
+
+  // How long an idle worker sleeps at most before it balances again.
+  Nanoseconds idle_poll{std::chrono::milliseconds{1}};  // default 1ms; kernel: the nohz idle-balance kick
+  // A worker lets at most this many fibers run before its dispatcher (which
+  // collects fibers woken from other threads and expired timers) runs.
+  std::uint32_t dispatch_every = 8;  // default 8; kernel: none (Boost.Fiber's dispatcher)
+  // How long an idle worker polls its queue before it blocks: waking a
+  // blocked thread costs a futex round trip, as waking an idle CPU costs an
+  // IPI and the idle exit. Off by default: on machines with fewer cores
+  // than workers the spin takes the CPU from the waker.
+  Nanoseconds idle_spin{0};  // default 0 (off); kernel: the cpuidle poll state
+
+  // Effects: one worker per CPU of `topology`.
+  // Throws: TopologyError when the topology has more than 4096 CPUs.
+  explicit Group(T topology) : topo_(std::move(topology)), placer_(topo_), balancer_(topo_) {
+    if (topo_.cpu_count() > 4096)
+      throw taskplace::TopologyError("taskplace_fiber::Group: more than 4096 workers (got " +
+                                     std::to_string(topo_.cpu_count()) + ")");
+    slots_ = std::make_unique<Slot[]>(topo_.cpu_count());
+  }
+  // Effects: `workers` workers sharing one LLC, one worker per core.
+  // Throws: TopologyError when workers == 0.
+  explicit Group(std::uint32_t workers)
+    requires std::same_as<T, taskplace::TableTopology>
+      : Group(detail::flat_topology(workers)) {}
+  // Effects: one worker per CPU this process may run on, with the machine's
+  //   cache topology (SysfsTopology).
+  // Throws: SysfsError / TopologyError as SysfsTopology does.
+  Group()
+    requires std::same_as<T, taskplace::TableTopology>
+      : Group(taskplace::SysfsTopology{}.table()) {}
+
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+
+  std::uint32_t worker_count() const noexcept { return topo_.cpu_count(); }
+  const T& topology() const noexcept { return topo_; }
+  const placer_type& placer() const noexcept { return placer_; }
+  const balancer_type& balancer() const noexcept { return balancer_; }
+  // Returns: the number of threads registered now.
+  std::uint32_t registered() const noexcept {
+    std::uint32_t n = 0;
+    for (std::uint32_t c = 0; c < worker_count(); ++c) n += slots_[c].registered.load(std::memory_order_acquire);
+    return n;
+  }
+
+  // Returns: the group's counters. Thread-safety: any thread.
+  GroupStats stats() const noexcept {
+    return {placed_remote_.load(std::memory_order_relaxed), migrations_.load(std::memory_order_relaxed),
+            steal_attempts_.load(std::memory_order_relaxed), steals_.load(std::memory_order_relaxed)};
+  }
+  // Effects: zeroes the group's, the placer's and the balancer's counters.
+  void reset_stats() noexcept {
+    placed_remote_ = 0;
+    migrations_ = 0;
+    steal_attempts_ = 0;
+    steals_ = 0;
+    placer_.stats().reset();
+    balancer_.stats().reset();
+  }
+
+  // --- MachineState (R1-R3); answers may be stale ------------------------
+  bool is_idle(CpuId c) const noexcept { return nr_running(c) == 0; }
+  std::uint32_t nr_running(CpuId c) const noexcept {
+    const Slot& s = slots_[c];
+    return s.queued.load(std::memory_order_relaxed) + (s.busy.load(std::memory_order_relaxed) ? 1u : 0u);
+  }
+  std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
+
+ private:
+  friend class Algorithm<Group>;
+  using context = boost::fibers::context;
+
+  struct alignas(64) Slot {
+    std::mutex m;
+    std::condition_variable cv;
+    std::deque<context*> q;   // guarded by m
+    bool flag = false;        // guarded by m: a wake-up is pending
+    bool sleeping = false;    // guarded by m: the owner waits on cv
+    std::atomic<std::uint32_t> queued{0};
+    std::atomic<bool> busy{false};
+    std::atomic<bool> pending{false};  // flag, readable without the lock
+    // The worker of the last fiber that woke one of ours from another
+    // thread (Boost.Fiber hands such a wake-up to our thread's dispatcher
+    // and loses who made it). A hint: a later one overwrites it.
+    std::atomic<CpuId> remote_waker{taskplace::no_cpu};
+    std::atomic<bool> registered{false};
+    std::optional<typename balancer_type::state> idle;  // owner thread only
+  };
+
+  // Effects: claims worker `c`. Throws std::invalid_argument when c is out
+  // of range or already claimed.
+  void claim(CpuId c) {
+    if (c >= worker_count())
+      throw std::invalid_argument("taskplace_fiber::Algorithm: worker " + std::to_string(c) +
+                                  " out of range (group of " + std::to_string(worker_count()) + ")");
+    if (slots_[c].registered.exchange(true, std::memory_order_acq_rel))
+      throw std::invalid_argument("taskplace_fiber::Algorithm: worker " + std::to_string(c) +
+                                  " is already registered");
+    slots_[c].idle = balancer_.make_state(c, clock_.now());
+  }
+  CpuId claim_next() {
+    for (CpuId c = 0; c < worker_count(); ++c) {
+      bool expected = false;
+      if (slots_[c].registered.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+        slots_[c].idle = balancer_.make_state(c, clock_.now());
+        return c;
+      }
+    }
+    throw std::invalid_argument("taskplace_fiber::Algorithm: all " + std::to_string(worker_count()) +
+                                " workers of the group are registered");
+  }
+  void release(CpuId c) noexcept { slots_[c].registered.store(false, std::memory_order_release); }
+
+  // Effects: queues `ctx` on worker c and wakes c's thread if it sleeps.
+  void push(CpuId c, context* ctx) noexcept {
+    Slot& s = slots_[c];
+    bool wake = false;
+    {
+      std::lock_guard lk(s.m);
+      s.q.push_back(ctx);
+      s.queued.fetch_add(1, std::memory_order_relaxed);
+      s.flag = true;
+      s.pending.store(true, std::memory_order_release);
+      wake = s.sleeping;
+    }
+    if (wake) s.cv.notify_one();
+  }
+  context* pop(CpuId c) noexcept {
+    Slot& s = slots_[c];
+    if (s.queued.load(std::memory_order_relaxed) == 0) return nullptr;
+    std::lock_guard lk(s.m);
+    if (s.q.empty()) return nullptr;
+    context* ctx = s.q.front();
+    s.q.pop_front();
+    s.queued.fetch_sub(1, std::memory_order_relaxed);
+    return ctx;
+  }
+  void notify(CpuId c) noexcept {
+    Slot& s = slots_[c];
+    bool wake = false;
+    {
+      std::lock_guard lk(s.m);
+      s.flag = true;
+      s.pending.store(true, std::memory_order_release);
+      wake = s.sleeping;
+    }
+    if (wake) s.cv.notify_one();
+  }
+  void sleep(CpuId c, std::chrono::steady_clock::time_point until) noexcept {
+    Slot& s = slots_[c];
+    if (idle_spin.count() > 0) {
+      const Nanoseconds spin_until = clock_.now() + idle_spin;
+      while (!s.pending.load(std::memory_order_acquire) && clock_.now() < spin_until) {
+      }
+    }
+    const auto poll = std::chrono::steady_clock::now() +
+                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(idle_poll);
+    if (poll < until) until = poll;
+    std::unique_lock lk(s.m);
+    if (!s.flag && s.q.empty()) {
+      s.sleeping = true;
+      s.cv.wait_until(lk, until, [&] { return s.flag || !s.q.empty(); });
+      s.sleeping = false;
+    }
+    s.flag = false;
+    s.pending.store(false, std::memory_order_relaxed);
+  }
+
+  T topo_;
+  placer_type placer_;
+  balancer_type balancer_;
+  taskplace::SteadyClock clock_{};
+  std::unique_ptr<Slot[]> slots_;
+  std::atomic<std::uint64_t> placed_remote_{0}, migrations_{0}, steal_attempts_{0}, steals_{0};
+};
+
+// Per-fiber state, as Boost.Fiber properties: the placer's task state and
+// the worker the fiber last ran on.
+template <class G>
+struct Properties : boost::fibers::fiber_properties {
+  explicit Properties(boost::fibers::context* ctx) : fiber_properties(ctx) {}
+  typename G::task_state task{};
+  CpuId last_worker = taskplace::no_cpu;
+};
+
+// One worker's scheduling algorithm; install it in each thread of the pool
+// with boost::fibers::use_scheduling_algorithm<Algorithm<G>>(group).
+// Boost.Fiber's interface is virtual: these overrides are the only virtual
+// functions of taskplace_fiber.
+// Invariant: pinned contexts (main, dispatcher) never leave this thread;
+//   a worker context is detached while queued and attached by the thread
+//   that resumes it (Boost.Fiber's migration rule).
+template <class G = Group<>>
+class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properties<G>> {
+  using base = boost::fibers::algo::algorithm_with_properties<Properties<G>>;
+  using context = boost::fibers::context;
+  using type = boost::fibers::type;
+
+ public:
+  using properties_type = Properties<G>;
+
+  // Effects: registers this thread as the group's first free worker.
+  // Throws: std::invalid_argument when every worker is taken.
+  explicit Algorithm(G& group) : g_(&group), id_(group.claim_next()) {}
+  // Effects: registers this thread as worker `worker`.
+  // Throws: std::invalid_argument when worker is out of range or taken.
+  Algorithm(G& group, CpuId worker) : g_(&group), id_(worker) { group.claim(worker); }
+  Algorithm(const Algorithm&) = delete;
+  Algorithm& operator=(const Algorithm&) = delete;
+  // Effects: unregisters the worker; fibers still queued on it stay
+  // stealable by the other workers.
+  ~Algorithm() override { g_->release(id_); }
+
+  CpuId worker() const noexcept { return id_; }
+
+  // Effects: a fiber became ready on this thread. Pinned contexts stay in
+  // this thread's local queue; a worker context is placed by the WakePlacer
+  // (waker: the fiber running here, or for a wake-up from another thread
+  // that thread's worker as recorded by notify(); prev: where the fiber
+  // last ran), detached and
+  // queued on the chosen worker, whose thread is woken if it sleeps.
+  // Complexity: one placement plus one queue lock.
+  void awakened(context* ctx, properties_type& props) noexcept override {
+    if (ctx->is_context(type::pinned_context)) {
+      if (ctx->is_context(type::dispatcher_context)) {
+        dispatcher_ = ctx;
+      } else {
+        pinned_.push_back(ctx);
+      }
+      return;
+    }
+    context* active = context::active();
+    typename G::task_state* waker = nullptr;
+    taskplace::TaskKey waker_key = taskplace::no_task;
+    CpuId waking = id_;
+    if (active == nullptr || active->is_context(type::dispatcher_context)) {
+      // Woken from another thread (or by a timer): the waking CPU is the
+      // remote waker's worker when notify() recorded it.
+      const CpuId hint = g_->slots_[id_].remote_waker.exchange(taskplace::no_cpu, std::memory_order_relaxed);
+      if (hint < g_->worker_count()) waking = hint;
+    } else if (active != ctx) {
+      if (auto* p = base::get_properties(active)) {
+        waker = &static_cast<properties_type*>(p)->task;
+        waker_key = reinterpret_cast<taskplace::TaskKey>(active);
+      }
+    }
+    const auto placement = g_->placer_.place(
+        {.waker = waker, .waker_key = waker_key, .wakee = &props.task,
+         .wakee_key = reinterpret_cast<taskplace::TaskKey>(ctx), .waking_cpu = waking,
+         .prev_cpu = props.last_worker},
+        *g_, g_->clock_.now());
+    CpuId to = placement.cpu;
+    if (to >= g_->worker_count() || !g_->slots_[to].registered.load(std::memory_order_acquire)) to = id_;
+    if (to != waking) g_->placed_remote_.fetch_add(1, std::memory_order_relaxed);
+    ctx->detach();
+    g_->push(to, ctx);
+  }
+
+  // Returns: the next context to run here: a pinned one first, then this
+  // worker's queue (the dispatcher at least every dispatch_every fibers),
+  // then what the IdleBalancer pulls from the other workers; nullptr to let
+  // the dispatcher sleep.
+  context* pick_next() noexcept override {
+    G& g = *g_;
+    auto& slot = g.slots_[id_];
+    if (!pinned_.empty()) {
+      context* ctx = pinned_.front();
+      pinned_.pop_front();
+      return run(ctx, false);
+    }
+    if (dispatcher_ != nullptr && since_dispatch_ >= g.dispatch_every) return run_dispatcher();
+    if (context* ctx = g.pop(id_)) return run(ctx, true);
+    if (dispatcher_ != nullptr) return run_dispatcher();
+    // Nothing here: newidle balance over the levels, nearest first.
+    context* got = nullptr;
+    g.balancer_.balance(
+        id_, *slot.idle,
+        [&](std::uint32_t, taskplace::LevelKind, const auto& cpus) {
+          for (auto c : cpus) {
+            const auto victim = static_cast<CpuId>(c);
+            if (victim == id_ || g.slots_[victim].queued.load(std::memory_order_relaxed) == 0) continue;
+            g.steal_attempts_.fetch_add(1, std::memory_order_relaxed);
+            if ((got = g.pop(victim)) != nullptr) {
+              g.steals_.fetch_add(1, std::memory_order_relaxed);
+              return true;
+            }
+          }
+          return false;
+        },
+        g.clock_);
+    if (got != nullptr) return run(got, true);
+    slot.busy.store(false, std::memory_order_relaxed);
+    idle_ = true;
+    return nullptr;
+  }
+
+  bool has_ready_fibers() const noexcept override {
+    return !pinned_.empty() || dispatcher_ != nullptr ||
+           g_->slots_[id_].queued.load(std::memory_order_relaxed) != 0;
+  }
+
+  // Effects: sleeps until `tp`, a notify(), a fiber queued here, or
+  // idle_poll, whichever comes first.
+  void suspend_until(const std::chrono::steady_clock::time_point& tp) noexcept override {
+    g_->sleep(id_, tp);
+  }
+
+  // Effects: wakes this worker's thread (a fiber of it was woken from
+  // another thread). Runs on the waking thread: records the waker's worker
+  // as the hint awakened() uses for the waking CPU.
+  void notify() noexcept override {
+    if (context* active = context::active()) {
+      if (auto* p = dynamic_cast<properties_type*>(base::get_properties(active)))
+        if (p->last_worker < g_->worker_count())
+          g_->slots_[id_].remote_waker.store(p->last_worker, std::memory_order_relaxed);
+    }
+    g_->notify(id_);
+  }
+
+ private:
+  context* run_dispatcher() noexcept {
+    context* ctx = dispatcher_;
+    dispatcher_ = nullptr;
+    since_dispatch_ = 0;
+    g_->slots_[id_].busy.store(false, std::memory_order_relaxed);
+    return ctx;
+  }
+  context* run(context* ctx, bool worker) noexcept {
+    G& g = *g_;
+    if (idle_) {
+      idle_ = false;
+      g.balancer_.idle_end(*g.slots_[id_].idle, g.clock_.now());
+    }
+    g.slots_[id_].busy.store(true, std::memory_order_relaxed);
+    if (!worker) return ctx;
+    ++since_dispatch_;
+    context::active()->attach(ctx);
+    auto& props = base::properties(ctx);
+    if (props.last_worker != taskplace::no_cpu && props.last_worker != id_)
+      g.migrations_.fetch_add(1, std::memory_order_relaxed);
+    props.last_worker = id_;
+    return ctx;
+  }
+
+  G* g_;
+  CpuId id_;
+  std::deque<context*> pinned_;  // main context and other pinned ones, this thread only
+  context* dispatcher_ = nullptr;
+  std::uint32_t since_dispatch_ = 0;
+  bool idle_ = false;
+};
+
+static_assert(taskplace::MachineState<Group<>>);
+
+}  // namespace taskplace_fiber
