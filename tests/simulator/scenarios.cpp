@@ -1,0 +1,52 @@
+// Tests of taskplace_sim/scenarios.hpp and table.hpp: every scenario runs
+// (quick), renders, and reproduces its seed's direction where the docs say
+// it does.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+
+#include "taskplace_sim/scenarios.hpp"
+
+using namespace taskplace_sim;
+
+TEST_CASE("the pipe scenario shows same-CPU ping-pong beating spreading", "[simulator][scenarios][pipe]") {
+  Options o;
+  o.quick = true;
+  const Table t = run_scenario("pipe", o);
+  REQUIRE(t.v.size() == 3);
+  // Seed 001: same CPU beats spreading the pair.
+  CHECK(t.v[0][0] > 1.5 * t.v[0][2]);
+}
+
+TEST_CASE("pgbench-2008: always-affine collapses at high client counts", "[simulator][scenarios][pgbench]") {
+  Options o;
+  o.quick = true;
+  const Table t = run_scenario("pgbench-2008", o);
+  REQUIRE(t.x.back() == "50");
+  // Seed 001: affine-always collapses above ~8 clients (to about 1/3).
+  CHECK(t.v.back()[0] < 0.8 * t.v.back()[1]);
+}
+
+TEST_CASE("a scenario's table renders identically for the same seed", "[simulator][scenarios]") {
+  Options o;
+  o.quick = true;
+  o.seed = 4;
+  auto render = [&] {
+    std::ostringstream os;
+    const Table t = run_scenario("mixed", o);
+    write_text(os, t);
+    write_csv(os, t);
+    write_svg(os, t);
+    return os.str();
+  };
+  const std::string a = render();
+  CHECK(a == render());
+  CHECK(a.find("<svg") != std::string::npos);
+  CHECK(a.find("scenario,metric,current") != std::string::npos);
+}
+
+TEST_CASE("an unknown scenario name is rejected with the list of known ones", "[simulator][scenarios]") {
+  Options o;
+  CHECK_THROWS_WITH(run_scenario("nope", o), Catch::Contains("pgbench") && Catch::Contains("nope"));
+}
