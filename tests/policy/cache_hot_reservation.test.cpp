@@ -111,12 +111,12 @@ TEMPLATE_LIST_TEST_CASE("only a short sleeper that leaves its CPU idle reserves 
   typename TestType::cpu_state c{};
   // sleep_avg == 0: no history, no reservation.
   r.on_sleep(t, c, true, owner, 1s);
-  CHECK(c.hot_until == 0ns);
+  CHECK(c.hot_until == Nanoseconds::min());  // never reserved
   r.on_wakeup(t, 1s + 100us);
   t.sleep_avg = 23'437ns;
   // The CPU has other runnable work: no reservation.
   r.on_sleep(t, c, false, owner, 2s);
-  CHECK(c.hot_until == 0ns);
+  CHECK(c.hot_until == Nanoseconds::min());  // never reserved
   r.on_wakeup(t, 2s + 23'437ns);  // a sample equal to the average keeps it
   REQUIRE(t.sleep_avg == 23'437ns);
   // Idle and 0 < 23437 ns < 500 us: reserved until now + sleep_avg.
@@ -127,7 +127,7 @@ TEMPLATE_LIST_TEST_CASE("only a short sleeper that leaves its CPU idle reserves 
   typename TestType::cpu_state c2{};
   t.sleep_avg = 500us;
   r.on_sleep(t, c2, true, owner, 20ms);
-  CHECK(c2.hot_until == 0ns);
+  CHECK(c2.hot_until == Nanoseconds::min());  // never reserved
   t.sleep_avg = 499'999ns;
   r.on_sleep(t, c2, true, owner, 20ms);
   CHECK(c2.hot_until == 20ms + 499'999ns);
@@ -176,7 +176,7 @@ TEMPLATE_LIST_TEST_CASE("owner and other tasks against a live reservation", "[ca
   }
   CHECK_FALSE(r.reserved_against(c, other, 1s + 100us));  // expired
   r.release(c);
-  CHECK(c.hot_until == 0ns);
+  CHECK(c.hot_until == Nanoseconds::min());  // never reserved
   CHECK(c.owner == taskplace::no_task);
   CHECK_FALSE(r.reserved_against(c, other, 1s + 50us));
 }

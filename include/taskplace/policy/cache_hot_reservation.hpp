@@ -153,7 +153,7 @@ class CacheHotReservation {
   // Per-CPU state. Kernel: rq->cache_hot_timeout (owner: review suggestion).
   // Invariant: a reservation is live iff now < hot_until.
   struct cpu_state {
-    Nanoseconds hot_until{0};  // reserved until then
+    Nanoseconds hot_until{Nanoseconds::min()};  // reserved until then; min(): never
     TaskKey owner{no_task};    // the task that reserved it last
   };
 
@@ -208,9 +208,9 @@ class CacheHotReservation {
   }
 
   // Effects: drops the reservation (the owner woke there, or the CPU was
-  //   used): hot_until = 0, owner = no_task. Complexity: O(1).
+  //   used): hot_until = Nanoseconds::min(), owner = no_task. Complexity: O(1).
   void release(cpu_state& c) const noexcept {
-    c.hot_until = Nanoseconds{0};
+    c.hot_until = Nanoseconds::min();
     c.owner = no_task;
   }
 };

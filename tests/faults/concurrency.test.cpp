@@ -1,0 +1,72 @@
+// Fault class: concurrent callers on shared state. Run under
+// ThreadSanitizer by the `concurrency` CTest label: any data race is a
+// finding. The counts only have to stay within their bounds.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "taskplace/stats.hpp"
+#include "taskplace/testing/machine.hpp"
+#include "taskplace/topology/uniform.hpp"
+#include "taskplace/wake_placer.hpp"
+
+using namespace taskplace;
+using namespace std::chrono_literals;
+
+namespace {
+constexpr int threads = 4;
+constexpr int rounds = 20000;
+}  // namespace
+
+TEST_CASE("four threads recording into one relaxed-atomic flip state never exceed the calls made",
+          "[faults][concurrency][flip_counter]") {
+  const FlipCounter<HalveDecay, RelaxedAtomicStorage> f;
+  FlipCounter<HalveDecay, RelaxedAtomicStorage>::state s;
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      while (!go.load()) std::this_thread::yield();
+      for (int i = 0; i < rounds; ++i)
+        f.record(s, static_cast<TaskKey>(t * rounds + i + 1), Nanoseconds{i});  // every call a new partner
+    });
+  go = true;
+  for (auto& th : pool) th.join();
+  // No decay (the clock stays under one period): at most one flip a call;
+  // lost updates may make it fewer, never more.
+  CHECK(f.flips(s) <= static_cast<std::uint32_t>(threads * rounds));
+  CHECK(f.flips(s) >= static_cast<std::uint32_t>(rounds));  // one thread's worth at least survives
+}
+
+TEST_CASE("a placer with AtomicStats shared by four threads counts every wake-up",
+          "[faults][concurrency][stats]") {
+  struct Traced : DefaultWakeTraits {
+    using Stats = AtomicStats;
+  };
+  const UniformTopology topo{1, 1, 4, 2};
+  const WakePlacer<UniformTopology, Traced> placer(topo);
+  const testing::ScriptedMachine<> m = [] {
+    testing::ScriptedMachine<> x(8);
+    x.all_busy().idle(3);
+    return x;
+  }();
+  std::vector<std::thread> pool;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      WakePlacer<UniformTopology, Traced>::task_state waker, wakee;  // per-thread tasks
+      for (int i = 0; i < rounds / 4; ++i) {
+        const auto p = placer.place({.waker = &waker, .waker_key = 1, .wakee = &wakee, .wakee_key = 2,
+                                     .waking_cpu = static_cast<CpuId>(t), .prev_cpu = static_cast<CpuId>(7 - t)},
+                                    m, Nanoseconds{i});
+        if (p.cpu >= 8) bad.fetch_add(1);
+      }
+    });
+  for (auto& th : pool) th.join();
+  CHECK(bad.load() == 0);
+  CHECK(placer.stats().get(WakeCounter::wakeups) == static_cast<std::uint64_t>(threads * (rounds / 4)));
+}

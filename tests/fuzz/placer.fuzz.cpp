@@ -1,0 +1,153 @@
+// Fuzz target: the composed WakePlacer over a random topology (a small
+// UniformTopology or a TableTopology from arbitrary arrays), a random
+// machine state, random affinity masks (including none), random previous
+// CPUs (including offline ids and no_cpu) and a random clock, for four
+// traits sets. After every wake-up: the CPU is a valid id, allowed by the
+// mask unless the mask allows none (then the reason is affinity_empty), and
+// testing::check_placement reports no broken rule.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "fuzz_support.hpp"
+#include "taskplace/testing/machine.hpp"
+#include "taskplace/topology/table.hpp"
+#include "taskplace/topology/uniform.hpp"
+#include "taskplace/wake_placer.hpp"
+
+namespace {
+
+using namespace taskplace;
+
+template <class T, class Traits>
+void drive(const T& topo, fuzz::Bytes& in) {
+  using P = WakePlacer<T, Traits>;
+  using R = typename P::reservation_policy;
+  using Machine = std::conditional_t<P::reserving, testing::ScriptedMachine<true, true, typename R::cpu_state>,
+                                     testing::ScriptedMachine<true, true>>;
+  const P placer(topo);
+  const CpuId n = topo.cpu_count();
+  Machine m(n);
+  std::vector<typename P::task_state> tasks(4);
+  Nanoseconds now{static_cast<std::int64_t>(in.u32())};
+  for (int step = 0; step < 48 && !in.empty(); ++step) {
+    const std::uint8_t op = in.u8();
+    switch (op % 4u) {
+      case 0: {  // the machine changes
+        const CpuId c = in.below(n);
+        if (in.flag()) m.idle(c);
+        else m.busy(c, in.below(4) + 1, in.below(4096));
+        m.utilization(in.below(128)).idle_core_hint(in.flag());
+        break;
+      }
+      case 1: {  // time: forward, backwards, or a jump to an extreme
+        const std::uint8_t k = in.u8();
+        if (k < 8) now = Nanoseconds{k & 1u ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min()};
+        else if (k < 32) now = now.count() < std::numeric_limits<std::int64_t>::min() + (std::int64_t{1} << 32) ? Nanoseconds::min() : now - Nanoseconds{in.u32()};
+        else now = detail::saturating_add(now, Nanoseconds{in.u32()});
+        break;
+      }
+      case 2: {  // a task sleeps on an idle CPU
+        if constexpr (P::reserving) {
+          const CpuId c = in.below(n);
+          const std::uint32_t t = in.below(4);
+          placer.task_sleeps(tasks[t], 100 + t, m.reservation_state(c), m.is_idle(c), now);
+        }
+        break;
+      }
+      default: {  // a wake-up
+        testing::CpuMask mask = testing::CpuMask::all(n);
+        const std::uint8_t mk = in.u8();
+        if (mk < 64) {
+          for (CpuId c = 0; c < n; ++c) mask.bits[c] = in.below(3) == 0;
+        } else if (mk < 72) {
+          mask = testing::CpuMask::none(n);
+        } else if (mk < 96) {
+          mask = testing::CpuMask::none(n);
+          mask.bits[in.below(n)] = true;
+        }
+        const std::uint32_t wi = in.below(4), ei = in.below(4);
+        const CpuId waking = in.below(n);
+        const std::uint8_t pk = in.u8();
+        const CpuId prev = pk < 16 ? no_cpu : pk < 32 ? n + pk : in.below(n);  // offline ids too
+        if (in.u8() < 16) tasks[ei].flips.flips.store(in.u32());
+        if (in.u8() < 16) tasks[ei].recent_cpu = in.u32();  // stale, maybe out of range
+        typename P::Wakeup w{.waker = in.flag() ? nullptr : &tasks[wi],
+                             .waker_key = 100 + wi,
+                             .wakee = &tasks[ei],
+                             .wakee_key = 100 + ei,
+                             .waking_cpu = waking,
+                             .prev_cpu = prev,
+                             .sync = in.flag(),
+                             .wakee_load = in.u32(),
+                             .waker_load = in.u32()};
+        const CpuId recent_before = tasks[ei].recent_cpu;
+        const Placement p = placer.place(w, m, now, mask);
+        FUZZ_CHECK(p.cpu < n);
+        FUZZ_CHECK(p.target < n);
+        bool any = false;
+        for (CpuId c = 0; c < n; ++c) any = any || mask(c);
+        FUZZ_CHECK(mask(p.cpu) || (!any && p.reason == WakeReason::affinity_empty));
+        std::function<bool(CpuId)> reserved;
+        bool owner_only = false;
+        if constexpr (P::reserving) {
+          reserved = [&](CpuId c) { return placer.reservation().reserved_against(m.reservation(c), w.wakee_key, now); };
+          owner_only = detail::reservation_owner_only<R>();
+        }
+        const bool full_scan = m.cpu(0).llc_util_pct == 0;
+        const auto v = testing::check_placement(
+            topo, m, mask, testing::PlacementQuery{waking, prev, P::search_policy::enabled, w.sync}, p, reserved,
+            owner_only, full_scan);
+        if (!v.empty()) {
+          std::fprintf(stderr, "%s: %s (cpu %u target %u affine %s reason %s)\n", v.front().rule.c_str(),
+                       v.front().detail.c_str(), p.cpu, p.target, to_string(p.affine), to_string(p.reason));
+          FUZZ_CHECK(v.empty());
+        }
+        // recent_cpu is left alone or set to a valid CPU.
+        FUZZ_CHECK(tasks[ei].recent_cpu == recent_before || tasks[ei].recent_cpu < n);
+        break;
+      }
+    }
+  }
+}
+
+template <class T>
+void drive_all(const T& topo, fuzz::Bytes& in) {
+  switch (in.u8() % 4u) {
+    case 0: drive<T, DefaultWakeTraits>(topo, in); break;
+    case 1: drive<T, traits::Wang2013>(topo, in); break;
+    case 2: drive<T, traits::CacheHot<sis_cache::V2, AnyTaskMayTake>>(topo, in); break;
+    default: drive<T, traits::CacheHot<sis_cache::V1, OwnerOnly>>(topo, in); break;
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz::Bytes in(data, size);
+  const std::uint8_t shape = in.u8();
+  if (shape & 1u) {
+    const UniformTopology topo(shape >> 1 & 1u ? 2 : 1, in.below(3) + 1, in.below(4) + 1, in.below(2) + 1,
+                               shape >> 2 & 1u ? CpuNumbering::smt_last : CpuNumbering::nested);
+    drive_all(topo, in);
+    return 0;
+  }
+  const std::size_t n = shape >> 1 & 15u;
+  std::vector<std::uint32_t> core, llc, node;
+  for (std::size_t c = 0; c < n; ++c) {
+    core.push_back(in.below(8));
+    llc.push_back(in.below(4));
+    node.push_back(in.below(3));
+  }
+  std::optional<TableTopology> topo;
+  try {
+    topo.emplace(core, llc, node);
+  } catch (const TopologyError&) {
+    return 0;
+  }
+  drive_all(*topo, in);
+  return 0;
+}

@@ -1,0 +1,265 @@
+// Fuzz target: a random event stream driving each policy on its own —
+// FlipCounter (both decays, both storages), the wide rules, the
+// NewidleCostTracker (default and 2013 traits) and CacheHotReservation (all
+// three variants) — with the policy's invariants checked after every event
+// against a reference computed in wider arithmetic:
+//   flips follow the decay-then-count model exactly and never wrap;
+//   every wide rule agrees with its formula in 64/128-bit arithmetic and the
+//   symmetric ones are symmetric;
+//   avg_idle stays in [0, max(previous avg_idle, its cap)]; costs never go
+//   negative; a decay never raises a cost; the CPU-wide cost never drops
+//   below migration_cost;
+//   a reservation is live only inside [start, start + migration_cost) and
+//   sleep_avg never goes negative.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "fuzz_support.hpp"
+#include "taskplace/policy/cache_hot_reservation.hpp"
+#include "taskplace/policy/flip_counter.hpp"
+#include "taskplace/policy/newidle_cost_tracker.hpp"
+#include "taskplace/policy/wide_detector.hpp"
+
+namespace {
+
+using namespace taskplace;
+using i128 = __int128;
+
+Nanoseconds clamp(i128 t) {
+  if (t > std::numeric_limits<std::int64_t>::max()) return Nanoseconds::max();
+  if (t < std::numeric_limits<std::int64_t>::min()) return Nanoseconds::min();
+  return Nanoseconds{static_cast<std::int64_t>(t)};
+}
+
+// Time: mostly small steps forward, sometimes backwards, huge jumps and the
+// 64-bit extremes.
+Nanoseconds next_time(fuzz::Bytes& in, Nanoseconds now) {
+  const std::uint8_t k = in.u8();
+  switch (k % 8u) {
+    case 0: return Nanoseconds{in.i64()};
+    case 1: return Nanoseconds{std::numeric_limits<std::int64_t>::max() - (k >> 3)};
+    case 2: return Nanoseconds{std::numeric_limits<std::int64_t>::min() + (k >> 3)};
+    case 3: return clamp(i128{now.count()} - in.u32());
+    default: return clamp(i128{now.count()} + in.u32() * i128{1000});
+  }
+}
+
+Nanoseconds any_duration(fuzz::Bytes& in) {
+  const std::uint8_t k = in.u8();
+  if (k < 16) return Nanoseconds{in.i64()};
+  if (k < 24) return Nanoseconds::max() - Nanoseconds{k};
+  return Nanoseconds{static_cast<std::int64_t>(in.u32())};
+}
+
+template <class Counter>
+void drive_flips(fuzz::Bytes& in) {
+  Counter f;
+  f.period = in.flag() ? Nanoseconds{in.i64()} : tunables::flip_decay_period;
+  typename Counter::state s;
+  Nanoseconds now{0};
+  for (int step = 0; step < 64 && !in.empty(); ++step) {
+    const std::uint8_t op = in.u8();
+    if (op % 8u == 0) {  // jump the count to near its limit
+      s.flips.store(std::numeric_limits<std::uint32_t>::max() - (op >> 3));
+      continue;
+    }
+    now = next_time(in, now);
+    const TaskKey wakee = in.below(4);
+    const std::uint32_t before = s.flips.load();
+    const std::int64_t stamp = s.decay_stamp_ns.load();
+    const TaskKey last = s.last_wakee.load();
+    // Reference: decay when now > stamp + max(period, 0), exactly.
+    const i128 span = f.period.count() > 0 ? f.period.count() : 0;
+    const bool due = i128{now.count()} > i128{stamp} + span;
+    std::uint32_t expect = due ? Counter::decay_type::apply(before) : before;
+    FUZZ_CHECK(expect <= before);  // FlipDecay I1
+    if (wakee != last && expect != std::numeric_limits<std::uint32_t>::max()) ++expect;
+    f.record(s, wakee, now);
+    FUZZ_CHECK(f.flips(s) == expect);
+    FUZZ_CHECK(s.last_wakee.load() == wakee);
+    FUZZ_CHECK(s.decay_stamp_ns.load() == (due ? now.count() : stamp));
+  }
+}
+
+template <class Rule>
+bool reference_wide(std::uint32_t w, std::uint32_t e, std::uint32_t f);
+template <>
+bool reference_wide<Wang2013>(std::uint32_t w, std::uint32_t e, std::uint32_t f) {
+  const i128 ff = f == 0 ? 1 : f;
+  return e > ff && i128{w} > ff * e;
+}
+template <>
+bool reference_wide<Symmetric2015>(std::uint32_t w, std::uint32_t e, std::uint32_t f) {
+  const i128 ff = f == 0 ? 1 : f, hi = std::max(w, e), lo = std::min(w, e);
+  return lo >= ff && hi >= ff * lo;
+}
+template <>
+bool reference_wide<MasterOnly2017>(std::uint32_t w, std::uint32_t e, std::uint32_t f) {
+  const i128 ff = f == 0 ? 1 : f, hi = std::max(w, e), lo = std::min(w, e);
+  return hi >= ff * lo;
+}
+
+void drive_wide(fuzz::Bytes& in) {
+  const std::uint32_t w = in.u32(), e = in.u32(), f = in.u32();
+  FUZZ_CHECK(WideDetector<Wang2013>::wide(w, e, f) == reference_wide<Wang2013>(w, e, f));
+  FUZZ_CHECK(WideDetector<Symmetric2015>::wide(w, e, f) == reference_wide<Symmetric2015>(w, e, f));
+  FUZZ_CHECK(WideDetector<MasterOnly2017>::wide(w, e, f) == reference_wide<MasterOnly2017>(w, e, f));
+  FUZZ_CHECK(Symmetric2015::wide(w, e, f) == Symmetric2015::wide(e, w, f));
+  FUZZ_CHECK(MasterOnly2017::wide(w, e, f) == MasterOnly2017::wide(e, w, f));
+}
+
+struct Traits2013 : DefaultNewidleTraits {
+  using Estimator = Pre2013;
+  using Schedule = DecayEverySecond;
+  using Ratio = DecayRatio<63, 64>;
+  using EntryGate = MigrationCostGate;
+  using Budget = LevelBudgetPlusMigration;
+  static constexpr bool cap_level_cost = true;
+  static constexpr bool skip_without_stamp = false;
+};
+
+template <class Tracker>
+void drive_newidle(fuzz::Bytes& in) {
+  Tracker t;
+  if (in.flag()) t.migration_cost = any_duration(in);
+  if (in.flag()) t.decay_period = any_duration(in);
+  Nanoseconds now = next_time(in, Nanoseconds{0});
+  auto s = t.make_state(in.below(max_levels + 1), now);
+  const Nanoseconds floor = t.migration_cost.count() < 0 ? Nanoseconds{0} : t.migration_cost;
+  for (int step = 0; step < 64 && !in.empty(); ++step) {
+    const std::uint8_t op = in.u8();
+    now = next_time(in, now);
+    const auto before = s;
+    const auto twice = [](Nanoseconds d) { return detail::saturating_add(d, d); };
+    switch (op % 5u) {
+      case 0: t.idle_start(s, now); break;
+      case 1: {
+        t.idle_end(s, now);
+        // AvgIdleEstimator I1: within [0, max(cap, avg_idle before)].
+        FUZZ_CHECK(s.avg_idle <= std::max(before.avg_idle, twice(before.max_idle_balance_cost)));
+        FUZZ_CHECK(!s.has_stamp);
+        break;
+      }
+      case 2: {
+        if (s.level_count == 0) break;
+        const std::uint32_t level = in.below(s.level_count);
+        const Nanoseconds cost = in.flag() ? any_duration(in) : Nanoseconds{in.u32()};
+        t.record_cost(s, level, cost, now);
+        for (std::uint32_t i = 0; i < s.level_count; ++i)
+          if (i != level) FUZZ_CHECK(s.levels[i].max_cost == before.levels[i].max_cost);
+        FUZZ_CHECK(s.levels[level].max_cost <= std::max(before.levels[level].max_cost, cost));
+        break;
+      }
+      case 3: {
+        t.decay(s, now);
+        for (std::uint32_t i = 0; i < s.level_count; ++i)
+          FUZZ_CHECK(s.levels[i].max_cost <= before.levels[i].max_cost);  // no sample, no rise
+        break;
+      }
+      default: {
+        (void)t.should_balance(s);
+        if (s.level_count > 0) (void)t.may_visit_level(s, in.below(s.level_count), any_duration(in));
+        FUZZ_CHECK(s.avg_idle == before.avg_idle);
+        break;
+      }
+    }
+    FUZZ_CHECK(s.avg_idle >= Nanoseconds{0});
+    FUZZ_CHECK(s.max_idle_balance_cost >= floor);
+    for (std::uint32_t i = 0; i < s.level_count; ++i) FUZZ_CHECK(s.levels[i].max_cost >= Nanoseconds{0});
+    for (std::uint32_t i = 0; i < max_levels; ++i) FUZZ_CHECK(t.level_cost(s, i) >= Nanoseconds{0});
+  }
+}
+
+template <class Res>
+void drive_reservation(fuzz::Bytes& in) {
+  Res r;
+  if (in.flag()) r.migration_cost = any_duration(in);
+  std::vector<typename Res::task_state> tasks(3);
+  std::vector<typename Res::cpu_state> cpus(4);
+  std::vector<Nanoseconds> started(4, Nanoseconds::min());  // when each live reservation last moved
+  Nanoseconds now = next_time(in, Nanoseconds{0});
+  for (int step = 0; step < 64 && !in.empty(); ++step) {
+    const std::uint8_t op = in.u8();
+    now = next_time(in, now);
+    const std::uint32_t ti = in.below(3), ci = in.below(4);
+    auto& task = tasks[ti];
+    auto& cpu = cpus[ci];
+    switch (op % 4u) {
+      case 0: {
+        const Nanoseconds avg = task.sleep_avg;
+        r.on_wakeup(task, now);
+        FUZZ_CHECK(task.last_dequeue == Nanoseconds{0});
+        FUZZ_CHECK(task.sleep_avg >= Nanoseconds{0});
+        if constexpr (!std::is_same_v<typename Res::variant, sis_cache::Rfc2023>)
+          FUZZ_CHECK(task.sleep_avg <= std::max(avg, r.migration_cost));  // only short sleeps raise it
+        break;
+      }
+      case 1: {
+        const auto old = cpu;
+        r.on_sleep(task, cpu, in.flag(), ti + 1, now);
+        FUZZ_CHECK(task.last_dequeue == now);
+        if (cpu.hot_until != old.hot_until) {
+          // A new reservation starts now and ends before now + migration_cost.
+          FUZZ_CHECK(i128{cpu.hot_until.count()} < i128{now.count()} + r.migration_cost.count() ||
+                     cpu.hot_until == Nanoseconds::max());
+          FUZZ_CHECK(cpu.hot_until >= now);
+          started[ci] = now;
+        }
+        break;
+      }
+      case 2:
+        r.release(cpu);
+        started[ci] = Nanoseconds::min();
+        // A released CPU is free at any clock reading, negative ones too.
+        FUZZ_CHECK(!r.reserved_against(cpu, in.below(4), now));
+        break;
+      default: {
+        // A reservation always expires: never reserved at or past hot_until.
+        const Nanoseconds later = cpu.hot_until;
+        FUZZ_CHECK(!r.reserved_against(cpu, in.below(4), later));
+        std::vector<CpuId> idle;
+        for (CpuId c = 0; c < 4; ++c)
+          if (in.flag()) idle.push_back(c);
+        const TaskKey asker = in.below(4);
+        const CpuId got = pick_idle_cpu(r, idle, cpus, asker, now);
+        if (got != no_cpu) {
+          FUZZ_CHECK(std::find(idle.begin(), idle.end(), got) != idle.end());
+          const bool any_free = std::any_of(idle.begin(), idle.end(),
+                                            [&](CpuId c) { return !r.reserved_against(cpus[c], asker, now); });
+          if (any_free) FUZZ_CHECK(!r.reserved_against(cpus[got], asker, now));
+        } else {
+          FUZZ_CHECK(idle.empty() || !Res::fallback_to_hot_idle);
+        }
+        break;
+      }
+    }
+    for (std::size_t c = 0; c < cpus.size(); ++c)
+      if (r.reserved_against(cpus[c], no_task, now) && now >= Nanoseconds{0} && started[c] != Nanoseconds::min() &&
+          cpus[c].hot_until != Nanoseconds::max())
+        FUZZ_CHECK(i128{now.count()} - started[c].count() < r.migration_cost.count() ||
+                   now < started[c]);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz::Bytes in(data, size);
+  switch (in.u8() % 11u) {
+    case 0: drive_flips<FlipCounter<HalveDecay, PlainStorage>>(in); break;
+    case 1: drive_flips<FlipCounter<WipeDecay, PlainStorage>>(in); break;
+    case 2: drive_flips<FlipCounter<HalveDecay, RelaxedAtomicStorage>>(in); break;
+    case 3: drive_wide(in); break;
+    case 4: drive_newidle<NewidleCostTracker<>>(in); break;
+    case 5: drive_newidle<NewidleCostTracker<Traits2013>>(in); break;
+    case 6: drive_reservation<CacheHotReservation<sis_cache::V2, AnyTaskMayTake>>(in); break;
+    case 7: drive_reservation<CacheHotReservation<sis_cache::V1, OwnerOnly>>(in); break;
+    case 8: drive_reservation<CacheHotReservation<sis_cache::Rfc2023, AnyTaskMayTake>>(in); break;
+    case 9: drive_reservation<CacheHotReservation<sis_cache::V2, OwnerOnly>>(in); break;
+    default: drive_wide(in); break;
+  }
+  return 0;
+}
