@@ -1,0 +1,725 @@
+// taskplace_pool/pool.hpp: a coroutine thread pool whose wake-ups are
+// placed by taskplace::WakePlacer and whose idle workers pull work through
+// taskplace::IdleBalancer.
+//
+// One worker thread per CPU of the topology, pinned where the OS allows;
+// per-worker run queues (mutex + deque); a wake-up asks the placer for a
+// CPU and queues the task there; a worker that runs dry balances (steals
+// from the CPUs of each level, as far as the cost budget allows), spins
+// briefly, then parks on a futex. Kernel analogue: the runqueues of
+// kernel/sched/core.c with try_to_wake_up(), newidle_balance() and the
+// tick's nohz idle kick.
+//
+//   taskplace_pool::SystemPool<taskplace::traits::Current> pool;   // one worker per CPU
+//   int v = pool.block_on(compute());
+#pragma once
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <concepts>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <ctime>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "taskplace/clock.hpp"
+#include "taskplace/idle_balancer.hpp"
+#include "taskplace/stats.hpp"
+#include "taskplace/topology/sysfs.hpp"
+#include "taskplace/wake_placer.hpp"
+#include "taskplace_pool/core.hpp"
+#include "taskplace_pool/sync.hpp"
+#include "taskplace_pool/task.hpp"
+
+namespace taskplace_pool {
+
+using namespace std::chrono_literals;
+
+// How workers are pinned to CPUs.
+enum class Pinning : std::uint8_t {
+  automatic,         // pin worker c to os_cpu(c) (or c); run unpinned if refused
+  off,               // never pin
+  simulate_failure,  // behave as if the OS refused every pin (for tests)
+};
+
+struct PoolOptions {
+  Pinning pinning = Pinning::automatic;
+  // default 4ms; kernel: TICK_NSEC at HZ=250 (scheduler_tick, nohz kick).
+  Nanoseconds tick = 4ms;
+  // default 20us; kernel: none (cpuidle's poll state); how long a worker
+  // with nothing to do spins before it parks on its futex.
+  Nanoseconds spin_before_park = 20us;
+  // A worker with queued work at its tick wakes one parked worker, which
+  // steals (kernel nohz_balancer_kick). default true.
+  bool kick_idle_on_tick = true;
+};
+
+// Counters summed over the workers; each is a relaxed atomic.
+struct PoolStats {
+  std::uint64_t tasks_run = 0;       // resumptions
+  std::uint64_t migrations = 0;      // resumed on another worker than last time
+  std::uint64_t wakeups = 0;         // placements of woken tasks
+  std::uint64_t affine_wakeups = 0;  // ... onto the waking worker itself
+  std::uint64_t steal_attempts = 0;  // victims probed by balance pulls
+  std::uint64_t steals = 0;          // tasks stolen
+  std::uint64_t parks = 0;           // futex sleeps
+  std::uint64_t kicks = 0;           // parked workers woken by a tick to steal
+  std::uint64_t spawned = 0;
+  std::uint64_t completed = 0;
+  std::uint64_t failed = 0;          // tasks that ended with an exception
+};
+
+// What shutdown() found.
+struct ShutdownReport {
+  std::uint64_t completed = 0;  // tasks that ran to the end
+  std::uint64_t abandoned = 0;  // tasks still waiting on something nobody will signal
+};
+
+namespace detail {
+inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, Nanoseconds timeout) {
+  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+  timespec ts{};
+  timespec* tp = nullptr;
+  if (timeout > Nanoseconds{0}) {
+    ts.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000);
+    ts.tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000);
+    tp = &ts;
+  }
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, tp,
+            nullptr, 0);
+}
+inline void futex_wake(std::atomic<std::uint32_t>& word) {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr,
+            nullptr, 0);
+}
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// The root coroutine of a spawned task: owns the task's record (in its
+// promise) and destroys itself when the task ends.
+template <class Pool>
+struct Root {
+  struct promise_type {
+    typename Pool::record_type rec{};
+    Pool* pool;
+    template <class... A>
+    explicit promise_type(Pool& owner, A&&...) noexcept : pool(&owner) {}
+    Root get_return_object() noexcept {
+      return Root{std::coroutine_handle<promise_type>::from_promise(*this)};
+    }
+    std::suspend_always initial_suspend() const noexcept { return {}; }
+    struct final_awaiter {
+      bool await_ready() const noexcept { return false; }
+      void await_suspend(std::coroutine_handle<promise_type> self) const noexcept {
+        auto& pr = self.promise();
+        pr.pool->finished(pr.rec);
+        self.destroy();
+      }
+      void await_resume() const noexcept {}
+    };
+    final_awaiter final_suspend() const noexcept { return {}; }
+    void return_void() const noexcept {}
+    void unhandled_exception() const noexcept { std::terminate(); }  // the body catches all
+  };
+  std::coroutine_handle<promise_type> h;
+};
+}  // namespace detail
+
+// The pool. `Topo` is any taskplace::Topology (one worker per CPU);
+// `WakeTraits` a WakePlacer traits set (taskplace::traits::Current,
+// AlwaysAffine, PrevCpu, Wang2013, CacheHot<>); `BalanceTraits` an
+// IdleBalancer traits set. Both get AtomicStats so the counters can be read
+// while the pool runs.
+// Thread-safety: spawn / block_on / stats from any thread; shutdown from
+// one thread off the pool.
+template <taskplace::Topology Topo = taskplace::SysfsTopology, class WakeTraits = taskplace::traits::Current,
+          class BalanceTraits = taskplace::DefaultBalanceTraits>
+class Pool {
+ public:
+  struct placer_traits : WakeTraits {
+    using Stats = taskplace::AtomicStats;
+  };
+  struct balancer_traits : BalanceTraits {
+    using Stats = taskplace::AtomicStats;
+  };
+  using topology_type = Topo;
+  using placer_type = taskplace::WakePlacer<Topo, placer_traits>;
+  using balancer_type = taskplace::IdleBalancer<Topo, balancer_traits>;
+  using reservation_policy = typename placer_type::reservation_policy;
+  using reservation_cpu_state = typename reservation_policy::cpu_state;
+
+  // A spawned task: the pool's part and the placer's per-task state.
+  struct record_type : detail::TaskControl {
+    typename placer_type::task_state placement{};
+  };
+
+  // Effects: starts cpu_count() workers. Throws std::invalid_argument if
+  // the topology has no CPU.
+  explicit Pool(Topo topology, PoolOptions options = {})
+      : topo_(std::move(topology)), opts_(options), placer_(topo_), balancer_(topo_),
+        n_(static_cast<CpuId>(topo_.cpu_count())) {
+    if (n_ == 0) throw std::invalid_argument("taskplace_pool::Pool: the topology has no CPU");
+    workers_.reserve(n_);
+    const Nanoseconds now = clock_.now();
+    for (CpuId c = 0; c < n_; ++c) {
+      workers_.push_back(std::make_unique<Worker>());
+      workers_.back()->cpu = c;
+      workers_.back()->bstate = balancer_.make_state(c, now);
+    }
+    for (CpuId c = 0; c < n_; ++c) workers_[c]->thread = std::thread([this, c] { run_worker(c); });
+  }
+  // Effects: a pool over a default-constructed topology (for SysfsTopology:
+  // the running machine, one worker per CPU this process may use).
+  explicit Pool(PoolOptions options = {})
+    requires std::default_initializable<Topo>
+      : Pool(Topo{}, options) {}
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+  ~Pool() { shutdown(); }
+
+  // Effects: queues `t` on the least busy worker (kernel fork balance:
+  // the idlest CPU, ties going to the spawning worker); the placer is not
+  // asked, so every policy set starts from the same spread.
+  // Returns: the handle that yields the task's result.
+  // Throws: std::logic_error after shutdown.
+  template <class T>
+  JoinHandle<T> spawn(task<T> t) {
+    if (stopped_.load(std::memory_order_acquire))
+      throw std::logic_error("taskplace_pool::Pool::spawn after shutdown");
+    auto st = std::make_shared<detail::JoinState<T>>();
+    auto root = root_body(*this, std::move(t), st);
+    record_type& r = root.h.promise().rec;
+    r.ops = &ops_;
+    r.pool = this;
+    r.resume = root.h;
+    r.root = root.h;
+    {
+      std::lock_guard lk(live_m_);
+      r.id = ++next_id_;
+      r.live_next = live_head_;
+      if (live_head_) live_head_->live_prev = &r;
+      live_head_ = &r;
+    }
+    spawned_.fetch_add(1, std::memory_order_relaxed);
+    enqueue(idlest_worker(), &r);
+    return JoinHandle<T>{std::move(st)};
+  }
+
+  // Effects: spawns `t` and blocks this thread (not a worker) until it ends.
+  // Returns its value or rethrows its exception.
+  template <class T>
+  T block_on(task<T> t) {
+    return spawn(std::move(t)).get();
+  }
+
+  // Effects: lets every runnable task (and every sleeping one) run to
+  // completion, stops the workers, then destroys the tasks that still wait
+  // on something nobody can signal any more. Idempotent. Call it after
+  // threads off the pool stopped signalling the pool's tasks.
+  // Returns: how many tasks completed and how many were abandoned.
+  ShutdownReport shutdown() {
+    std::lock_guard guard(shutdown_m_);
+    if (!stopped_.exchange(true)) {
+      stopping_.store(true, std::memory_order_seq_cst);
+      for (auto& w : workers_) unpark(*w, park_woken);
+      for (auto& w : workers_)
+        if (w->thread.joinable()) w->thread.join();
+      std::vector<std::coroutine_handle<>> abandoned;
+      {
+        std::lock_guard lk(live_m_);
+        for (auto* t = live_head_; t != nullptr; t = t->live_next) abandoned.push_back(t->root);
+        live_head_ = nullptr;
+      }
+      for (auto h : abandoned) h.destroy();
+      report_.abandoned = abandoned.size();
+      report_.completed = completed_.load();
+    }
+    return report_;
+  }
+
+  CpuId worker_count() const noexcept { return n_; }
+  // Returns: how many workers the OS let us pin (after start-up).
+  std::uint32_t pinned_workers() const noexcept { return pinned_.load(); }
+  // Returns: whether every worker has started (and tried to pin).
+  bool started() const noexcept { return started_.load() == n_; }
+
+  PoolStats stats() const noexcept {
+    PoolStats s;
+    for (auto& w : workers_) {
+      s.tasks_run += w->tasks_run.load(std::memory_order_relaxed);
+      s.migrations += w->migrations.load(std::memory_order_relaxed);
+      s.wakeups += w->wakeups.load(std::memory_order_relaxed);
+      s.affine_wakeups += w->affine_wakeups.load(std::memory_order_relaxed);
+      s.steal_attempts += w->steal_attempts.load(std::memory_order_relaxed);
+      s.steals += w->steals.load(std::memory_order_relaxed);
+      s.parks += w->parks.load(std::memory_order_relaxed);
+      s.kicks += w->kicks.load(std::memory_order_relaxed);
+    }
+    s.wakeups += external_wakeups_.load(std::memory_order_relaxed);
+    s.spawned = spawned_.load(std::memory_order_relaxed);
+    s.completed = completed_.load(std::memory_order_relaxed);
+    s.failed = failed_.load(std::memory_order_relaxed);
+    return s;
+  }
+  // Effects: zeroes the pool's counters and the placer's and balancer's
+  // stats (spawned / completed are kept: shutdown reports them).
+  void reset_stats() noexcept {
+    for (auto& w : workers_) {
+      for (auto* a : {&w->tasks_run, &w->migrations, &w->wakeups, &w->affine_wakeups,
+                      &w->steal_attempts, &w->steals, &w->parks, &w->kicks})
+        a->store(0, std::memory_order_relaxed);
+    }
+    external_wakeups_.store(0, std::memory_order_relaxed);
+    placer_.stats().reset();
+    balancer_.stats().reset();
+  }
+  const typename placer_type::stats_type& placer_stats() const noexcept { return placer_.stats(); }
+  const typename balancer_type::stats_type& balancer_stats() const noexcept { return balancer_.stats(); }
+  const Topo& topology() const noexcept { return topo_; }
+
+  // The MachineState the placer reads: a view over the workers.
+  // Invariant: answers are snapshots; workers change them concurrently.
+  class Machine {
+   public:
+    explicit Machine(const Pool& p) noexcept : p_(&p) {}
+    // Nothing running and nothing queued (kernel available_idle_cpu).
+    bool is_idle(CpuId c) const noexcept {
+      const Worker& w = *p_->workers_[c];
+      return w.running.load(std::memory_order_relaxed) == 0 &&
+             w.queued.load(std::memory_order_relaxed) == 0;
+    }
+    std::uint32_t nr_running(CpuId c) const noexcept {
+      const Worker& w = *p_->workers_[c];
+      return w.running.load(std::memory_order_relaxed) + w.queued.load(std::memory_order_relaxed);
+    }
+    // One nice-0 task = 1024, runnable tasks only (sleepers excluded, so
+    // the pool passes wakee_load = 0, as wake_affine.hpp asks).
+    std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
+    // Busy share of c's LLC, in percent (kernel SIS_UTIL input).
+    std::uint32_t llc_utilization_pct(CpuId c) const {
+      std::uint32_t busy = 0, all = 0;
+      for (auto x : p_->topo_.llc_cpus(c)) {
+        ++all;
+        busy += is_idle(static_cast<CpuId>(x)) ? 0u : 1u;
+      }
+      return all == 0 ? 0 : busy * 100 / all;
+    }
+    // Reservation state of c (MachineState O3), a copy taken under c's lock.
+    reservation_cpu_state reservation(CpuId c) const
+      requires placer_type::reserving
+    {
+      const Worker& w = *p_->workers_[c];
+      std::lock_guard lk(w.res_m);
+      return w.res;
+    }
+
+   private:
+    const Pool* p_;
+  };
+
+  // Records a finished task (called by its root frame, on its worker).
+  void finished(record_type& r) noexcept {
+    {
+      std::lock_guard lk(live_m_);
+      if (r.live_prev) r.live_prev->live_next = r.live_next;
+      else live_head_ = r.live_next;
+      if (r.live_next) r.live_next->live_prev = r.live_prev;
+    }
+    completed_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+ private:
+  static constexpr std::uint32_t park_awake = 0, park_parked = 1, park_woken = 2, park_kicked = 3;
+
+  struct alignas(64) Worker {
+    std::mutex m;  // guards q and timers
+    std::deque<detail::TaskControl*> q;
+    std::vector<std::pair<std::int64_t, detail::TaskControl*>> timers;  // min-heap
+    std::atomic<std::uint32_t> queued{0};
+    std::atomic<std::uint32_t> running{0};
+    std::atomic<std::uint32_t> park{park_awake};
+    std::atomic<std::int64_t> next_deadline{INT64_MAX};
+    mutable std::mutex res_m;
+    reservation_cpu_state res{};
+    typename balancer_type::state bstate{};  // the worker thread's only
+    CpuId cpu = 0;
+    std::thread thread;
+    std::atomic<std::uint64_t> tasks_run{0}, migrations{0}, wakeups{0}, affine_wakeups{0},
+        steal_attempts{0}, steals{0}, parks{0}, kicks{0};
+  };
+
+  // The body of a spawned task's root frame. The awaited task's frame is
+  // destroyed, and this frame's last reference to an exception given away,
+  // before the result is published: whoever reads the result then holds
+  // the only references (and ThreadSanitizer sees every release ordered).
+  template <class T>
+  static detail::Root<Pool> root_body(Pool& pool, task<T> t, std::shared_ptr<detail::JoinState<T>> st) {
+    std::exception_ptr err;
+    std::optional<detail::JoinResult<T>> out;
+    {
+      task<T> inner = std::move(t);
+      try {
+        if constexpr (std::is_void_v<T>) {
+          co_await inner;
+          out.emplace();
+        } else {
+          out.emplace();
+          out->set(co_await inner);
+        }
+      } catch (...) {
+        err = std::current_exception();
+      }
+    }
+    if (err) {
+      pool.failed_.fetch_add(1, std::memory_order_relaxed);
+      st->finish(std::move(err));
+    } else if constexpr (std::is_void_v<T>) {
+      st->finish(nullptr);
+    } else {
+      st->finish(nullptr, out->get());
+    }
+  }
+
+  static record_type* rec(detail::TaskControl* t) noexcept { return static_cast<record_type*>(t); }
+  static taskplace::TaskKey key(detail::TaskControl* t) noexcept {
+    return reinterpret_cast<taskplace::TaskKey>(t);
+  }
+
+  CpuId idlest_worker() const noexcept {
+    auto* ctx = detail::current_context();
+    const CpuId start = (ctx && ctx->pool == this) ? ctx->cpu
+                        : static_cast<CpuId>(rr_.fetch_add(1, std::memory_order_relaxed) % n_);
+    Machine m{*this};
+    CpuId best = start;
+    std::uint32_t best_n = m.nr_running(start);
+    for (CpuId i = 1; i < n_ && best_n > 0; ++i) {
+      const CpuId c = (start + i) % n_;
+      const std::uint32_t k = m.nr_running(c);
+      if (k < best_n) best = c, best_n = k;
+    }
+    return best;
+  }
+
+  // Effects: queues t on worker c and wakes c if it is parked.
+  void enqueue(CpuId c, detail::TaskControl* t) {
+    Worker& w = *workers_[c];
+    runnable_.fetch_add(1, std::memory_order_seq_cst);
+    {
+      std::lock_guard lk(w.m);
+      w.q.push_back(t);
+      w.queued.fetch_add(1, std::memory_order_seq_cst);
+    }
+    unpark(w, park_woken);
+  }
+
+  // Invariant (no lost wake-up): the enqueuer bumps `queued` then reads
+  // `park`; the parking worker writes `park` then reads `queued`; both
+  // seq_cst, so at least one of them sees the other.
+  void unpark(Worker& w, std::uint32_t why) {
+    std::uint32_t expect = park_parked;
+    if (w.park.load(std::memory_order_seq_cst) == park_parked &&
+        w.park.compare_exchange_strong(expect, why, std::memory_order_seq_cst))
+      detail::futex_wake(w.park);
+  }
+
+  // The placement of a woken task: ask the placer, queue it there.
+  void wake_task(detail::TaskControl* t) {
+    auto* ctx = detail::current_context();
+    const bool inside = ctx != nullptr && ctx->pool == this;
+    const CpuId waking = inside ? ctx->cpu : (t->last_cpu < n_ ? t->last_cpu : 0);
+    record_type* waker = inside && ctx->task ? rec(ctx->task) : nullptr;
+    const taskplace::Placement p = placer_.place(
+        typename placer_type::Wakeup{
+            .waker = waker ? &waker->placement : nullptr,
+            .waker_key = waker ? key(waker) : taskplace::no_task,
+            .wakee = &rec(t)->placement,
+            .wakee_key = key(t),
+            .waking_cpu = waking,
+            .prev_cpu = t->last_cpu,
+            .sync = false,
+            .wakee_load = 0,
+            .waker_load = 1024},
+        Machine{*this}, clock_.now());
+    if (inside) {
+      Worker& w = *workers_[waking];
+      w.wakeups.fetch_add(1, std::memory_order_relaxed);
+      if (p.cpu == waking) w.affine_wakeups.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      external_wakeups_.fetch_add(1, std::memory_order_relaxed);
+    }
+    enqueue(p.cpu, t);
+  }
+
+  void block_task(detail::TaskControl* t) {
+    if constexpr (placer_type::reserving) {
+      auto* ctx = detail::current_context();
+      if (ctx == nullptr || ctx->pool != this) return;
+      Worker& w = *workers_[ctx->cpu];
+      std::lock_guard lk(w.res_m);
+      placer_.task_sleeps(rec(t)->placement, key(t), w.res,
+                          w.queued.load(std::memory_order_relaxed) == 0, clock_.now());
+    } else {
+      (void)t;
+    }
+  }
+
+  void timer_task(detail::TaskControl* t, Nanoseconds delay) {
+    auto* ctx = detail::current_context();
+    Worker& w = *workers_[ctx != nullptr && ctx->pool == this ? ctx->cpu : 0];
+    const std::int64_t at = (clock_.now() + delay).count();
+    timers_.fetch_add(1, std::memory_order_seq_cst);
+    {
+      std::lock_guard lk(w.m);
+      w.timers.emplace_back(at, t);
+      std::push_heap(w.timers.begin(), w.timers.end(), std::greater<>{});
+      w.next_deadline.store(w.timers.front().first, std::memory_order_relaxed);
+    }
+  }
+
+  void yield_task(detail::TaskControl* t) {
+    auto* ctx = detail::current_context();
+    enqueue(ctx != nullptr && ctx->pool == this ? ctx->cpu : idlest_worker(), t);
+  }
+
+  // Effects: wakes the tasks whose timers expired on w.
+  void fire_timers(Worker& w, std::int64_t now) {
+    if (w.next_deadline.load(std::memory_order_relaxed) > now) return;
+    std::vector<detail::TaskControl*> due;
+    {
+      std::lock_guard lk(w.m);
+      while (!w.timers.empty() && w.timers.front().first <= now) {
+        std::pop_heap(w.timers.begin(), w.timers.end(), std::greater<>{});
+        due.push_back(w.timers.back().second);
+        w.timers.pop_back();
+      }
+      w.next_deadline.store(w.timers.empty() ? INT64_MAX : w.timers.front().first,
+                            std::memory_order_relaxed);
+    }
+    for (auto* t : due) {
+      wake_task(t);  // waker: none (ctx->task is null between tasks)
+      timers_.fetch_sub(1, std::memory_order_seq_cst);
+    }
+  }
+
+  detail::TaskControl* pop_local(Worker& w) {
+    if (w.queued.load(std::memory_order_relaxed) == 0) return nullptr;
+    std::lock_guard lk(w.m);
+    if (w.q.empty()) return nullptr;
+    auto* t = w.q.front();
+    w.q.pop_front();
+    w.queued.fetch_sub(1, std::memory_order_relaxed);
+    return t;
+  }
+
+  // Effects: moves one queued task from a worker of `cpus` to `self`, taken
+  // from the victim's tail (the task that would wait longest there).
+  template <class Cpus>
+  bool steal_from(Worker& self, const Cpus& cpus) {
+    for (auto x : cpus) {
+      const auto c = static_cast<CpuId>(x);
+      if (c == self.cpu) continue;
+      Worker& v = *workers_[c];
+      self.steal_attempts.fetch_add(1, std::memory_order_relaxed);
+      // Kernel find_busiest_queue: a CPU whose only task is the one it is
+      // about to run is not busy; pull only from one with two or more.
+      if (v.queued.load(std::memory_order_relaxed) + v.running.load(std::memory_order_relaxed) < 2)
+        continue;
+      detail::TaskControl* t = nullptr;
+      {
+        std::lock_guard lk(v.m);
+        if (v.q.empty() || v.q.size() + v.running.load(std::memory_order_relaxed) < 2) continue;
+        t = v.q.back();
+        v.q.pop_back();
+        v.queued.fetch_sub(1, std::memory_order_relaxed);
+      }
+      {
+        std::lock_guard lk(self.m);
+        self.q.push_back(t);
+        self.queued.fetch_add(1, std::memory_order_seq_cst);
+      }
+      self.steals.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+    return false;
+  }
+
+  bool quiescent() const noexcept {
+    return stopping_.load(std::memory_order_seq_cst) &&
+           runnable_.load(std::memory_order_seq_cst) == 0 &&
+           timers_.load(std::memory_order_seq_cst) == 0;
+  }
+
+  void pin(CpuId c) {
+    if (opts_.pinning == Pinning::off || opts_.pinning == Pinning::simulate_failure) return;
+    std::uint32_t os = c;
+    if constexpr (requires(const Topo& t) { t.os_cpu(c); }) os = static_cast<std::uint32_t>(topo_.os_cpu(c));
+    if (os >= CPU_SETSIZE) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(os, &set);
+    if (::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set) == 0)
+      pinned_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  void run_worker(CpuId c) {
+    Worker& w = *workers_[c];
+    detail::WorkerContext ctx{this, c, nullptr};
+    detail::tl_context = &ctx;
+    pin(c);
+    started_.fetch_add(1);
+    bool idle = false;
+    Nanoseconds last_tick = clock_.now();
+    for (;;) {
+      Nanoseconds now = clock_.now();
+      fire_timers(w, now.count());
+      detail::TaskControl* t = pop_local(w);
+      if (t == nullptr) {
+        // Newly idle: pull from the levels the cost budget allows.
+        const auto r = balancer_.balance(
+            c, w.bstate,
+            [&](std::uint32_t, taskplace::LevelKind, const auto& cpus) { return steal_from(w, cpus); },
+            clock_);
+        idle = idle || r.outcome != taskplace::BalanceOutcome::pulled;
+        t = pop_local(w);
+      }
+      if (t == nullptr) t = spin_then_park(w);
+      if (t == nullptr) {
+        if (exit_.load(std::memory_order_acquire)) break;
+        continue;
+      }
+      now = clock_.now();
+      if (idle) {
+        balancer_.idle_end(w.bstate, now);
+        idle = false;
+      }
+      run(w, ctx, t);
+      if (now - last_tick >= opts_.tick) {
+        last_tick = now;
+        balancer_.tick(w.bstate, now);
+        if (opts_.kick_idle_on_tick && w.queued.load(std::memory_order_relaxed) > 0) kick_one(w);
+      }
+    }
+    detail::tl_context = nullptr;
+  }
+
+  void run(Worker& w, detail::WorkerContext& ctx, detail::TaskControl* t) {
+    w.running.store(1, std::memory_order_relaxed);
+    if (t->last_cpu != no_cpu && t->last_cpu != w.cpu)
+      w.migrations.fetch_add(1, std::memory_order_relaxed);
+    t->last_cpu = w.cpu;
+    ctx.task = t;
+    // From here on t may finish (and free itself) or be woken and resumed
+    // on another worker: it is not touched after resume() returns.
+    t->resume.resume();
+    ctx.task = nullptr;
+    w.running.store(0, std::memory_order_relaxed);
+    w.tasks_run.fetch_add(1, std::memory_order_relaxed);
+    runnable_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+
+  // Returns: a task found while spinning or after waking, or null.
+  detail::TaskControl* spin_then_park(Worker& w) {
+    const Nanoseconds until = clock_.now() + opts_.spin_before_park;
+    for (std::uint32_t i = 0;; ++i) {
+      if (w.queued.load(std::memory_order_relaxed) > 0) return pop_local(w);
+      if ((i & 63) == 63) {
+        const Nanoseconds now = clock_.now();
+        if (w.next_deadline.load(std::memory_order_relaxed) <= now.count()) return nullptr;
+        if (now >= until) break;
+      }
+      detail::cpu_relax();
+    }
+    if (quiescent()) {
+      exit_.store(true, std::memory_order_release);
+      for (auto& o : workers_) unpark(*o, park_woken);
+      return nullptr;
+    }
+    w.park.store(park_parked, std::memory_order_seq_cst);
+    if (w.queued.load(std::memory_order_seq_cst) > 0 || exit_.load(std::memory_order_seq_cst) ||
+        quiescent()) {
+      w.park.store(park_awake, std::memory_order_seq_cst);
+      return pop_local(w);
+    }
+    const std::int64_t dl = w.next_deadline.load(std::memory_order_relaxed);
+    Nanoseconds timeout{0};
+    if (dl != INT64_MAX) timeout = std::max(Nanoseconds{dl} - clock_.now(), Nanoseconds{1000});
+    w.parks.fetch_add(1, std::memory_order_relaxed);
+    detail::futex_wait(w.park, park_parked, timeout);
+    const std::uint32_t why = w.park.exchange(park_awake, std::memory_order_seq_cst);
+    if (why == park_kicked) {
+      // Periodic balance on behalf of a busy worker: not cost-gated.
+      w.kicks.fetch_add(1, std::memory_order_relaxed);
+      for (CpuId i = 1; i < n_; ++i) {
+        const CpuId v = (w.cpu + i) % n_;
+        const CpuId one[1] = {v};
+        if (steal_from(w, one)) break;
+      }
+    }
+    return pop_local(w);
+  }
+
+  void kick_one(Worker& self) {
+    for (CpuId i = 1; i < n_; ++i) {
+      Worker& o = *workers_[(self.cpu + i) % n_];
+      if (o.park.load(std::memory_order_relaxed) == park_parked) {
+        std::uint32_t expect = park_parked;
+        if (o.park.compare_exchange_strong(expect, park_kicked, std::memory_order_seq_cst)) {
+          detail::futex_wake(o.park);
+          return;
+        }
+      }
+    }
+  }
+
+  static void op_wake(void* p, detail::TaskControl* t) { static_cast<Pool*>(p)->wake_task(t); }
+  static void op_block(void* p, detail::TaskControl* t) { static_cast<Pool*>(p)->block_task(t); }
+  static void op_timer(void* p, detail::TaskControl* t, Nanoseconds d) {
+    static_cast<Pool*>(p)->timer_task(t, d);
+  }
+  static void op_yield(void* p, detail::TaskControl* t) { static_cast<Pool*>(p)->yield_task(t); }
+  static constexpr detail::PoolOps ops_{&op_wake, &op_block, &op_timer, &op_yield};
+
+  Topo topo_;
+  PoolOptions opts_;
+  taskplace::SteadyClock clock_{};
+  placer_type placer_;
+  balancer_type balancer_;
+  CpuId n_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<std::int64_t> runnable_{0};
+  std::atomic<std::int64_t> timers_{0};
+  std::atomic<bool> stopping_{false}, exit_{false}, stopped_{false};
+  std::atomic<std::uint32_t> started_{0}, pinned_{0};
+  mutable std::atomic<std::uint64_t> rr_{0};
+  std::atomic<std::uint64_t> spawned_{0}, completed_{0}, failed_{0}, external_wakeups_{0};
+  std::mutex live_m_, shutdown_m_;
+  detail::TaskControl* live_head_ = nullptr;
+  std::uint64_t next_id_ = 0;
+  ShutdownReport report_{};
+};
+
+// The pool over the running machine with a given wake policy set.
+template <class WakeTraits = taskplace::traits::Current,
+          class BalanceTraits = taskplace::DefaultBalanceTraits>
+using SystemPool = Pool<taskplace::SysfsTopology, WakeTraits, BalanceTraits>;
+
+}  // namespace taskplace_pool

@@ -1,0 +1,395 @@
+// taskplace_pool/sync.hpp: the blocking primitives of the example pool:
+// Event, Channel<T> (bounded, unbounded, rendezvous), JoinHandle<T>,
+// sleep_for and yield.
+//
+// Every wake-up of a waiting task goes through the pool's WakePlacer: the
+// waker is the task running on this worker (none off the pool), the wakee
+// the task woken, its prev CPU the worker it last ran on. Kernel analogue:
+// try_to_wake_up() called from a pipe or futex wake.
+//
+//   taskplace_pool::Channel<int> ch{16};
+//   co_await ch.send(1); std::optional<int> v = co_await ch.recv();
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <coroutine>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "taskplace_pool/core.hpp"
+
+namespace taskplace_pool {
+
+// Raised by send() on a closed channel.
+class ChannelClosed : public std::runtime_error {
+ public:
+  ChannelClosed() : std::runtime_error("taskplace_pool::Channel: send on a closed channel") {}
+};
+
+namespace detail {
+struct Waiter {
+  TaskControl* task;
+  std::coroutine_handle<> handle;
+};
+}  // namespace detail
+
+// A manual-reset event. set() wakes every waiter, in the order they came.
+// Thread-safety: every member may be called from any thread; waiting only
+// inside a pool task.
+class Event {
+ public:
+  // Effects: sets the event and wakes every waiting task (one placement
+  // each). Complexity: O(waiters).
+  void set() {
+    std::vector<detail::Waiter> ws;
+    {
+      std::lock_guard lk(m_);
+      set_ = true;
+      ws.swap(waiters_);
+    }
+    for (auto& w : ws) detail::wake(w.task, w.handle);
+  }
+  void reset() {
+    std::lock_guard lk(m_);
+    set_ = false;
+  }
+  bool is_set() const {
+    std::lock_guard lk(m_);
+    return set_;
+  }
+
+  struct wait_awaiter {
+    Event& e;
+    bool await_ready() const { return e.is_set(); }
+    bool await_suspend(std::coroutine_handle<> h) {
+      auto* self = detail::current_task();
+      std::lock_guard lk(e.m_);
+      if (e.set_) return false;
+      detail::about_to_block(self);
+      e.waiters_.push_back({self, h});
+      return true;  // `this` may be resumed elsewhere from here: not touched again
+    }
+    void await_resume() const noexcept {}
+  };
+  // Returns: an awaitable that completes once the event is set.
+  wait_awaiter wait() noexcept { return wait_awaiter{*this}; }
+
+ private:
+  mutable std::mutex m_;
+  bool set_ = false;
+  std::vector<detail::Waiter> waiters_;
+};
+
+// A FIFO channel of T. capacity == 0: rendezvous (a send waits for a
+// receiver); Channel<T>::unbounded: never full.
+// Invariant: receivers wait only while the buffer is empty, senders only
+// while it is full.
+// Thread-safety: try_send / try_recv / close from any thread; send / recv
+// awaited inside pool tasks.
+template <class T>
+class Channel {
+ public:
+  static constexpr std::size_t unbounded = std::numeric_limits<std::size_t>::max();
+
+  explicit Channel(std::size_t capacity = unbounded) : cap_(capacity) {}
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  struct send_awaiter;
+  struct recv_awaiter;
+
+  // Returns: awaitable; completes once `v` is in the buffer or handed to a
+  // receiver; throws ChannelClosed if the channel is (or gets) closed.
+  send_awaiter send(T v) { return send_awaiter{*this, std::move(v)}; }
+  // Returns: awaitable yielding the next value, or nullopt once closed and
+  // drained.
+  recv_awaiter recv() noexcept { return recv_awaiter{*this}; }
+
+  // Effects: non-blocking send. Returns: false if full; throws if closed.
+  bool try_send(T v) {
+    std::unique_lock lk(m_);
+    if (closed_) throw ChannelClosed{};
+    if (!receivers_.empty()) {
+      recv_awaiter* r = receivers_.front();
+      receivers_.pop_front();
+      r->value.emplace(std::move(v));
+      const detail::Waiter w = r->waiter;
+      lk.unlock();
+      detail::wake(w.task, w.handle);
+      return true;
+    }
+    if (buf_.size() >= cap_) return false;
+    buf_.push_back(std::move(v));
+    return true;
+  }
+
+  // Effects: non-blocking receive. Returns: a value, or nullopt if none.
+  std::optional<T> try_recv() {
+    std::unique_lock lk(m_);
+    std::optional<T> out;
+    const detail::Waiter w = take_locked(out);
+    lk.unlock();
+    if (w.task) detail::wake(w.task, w.handle);
+    return out;
+  }
+
+  // Effects: closes; waiting receivers get nullopt, waiting senders throw.
+  void close() {
+    std::deque<recv_awaiter*> rs;
+    std::deque<send_awaiter*> ss;
+    std::vector<detail::Waiter> ws;
+    {
+      std::lock_guard lk(m_);
+      closed_ = true;
+      rs.swap(receivers_);
+      ss.swap(senders_);
+      for (auto* r : rs) ws.push_back(r->waiter);
+      for (auto* s : ss) {
+        s->failed = true;
+        ws.push_back(s->waiter);
+      }
+    }
+    for (auto& w : ws) detail::wake(w.task, w.handle);
+  }
+
+  std::size_t size() const {
+    std::lock_guard lk(m_);
+    return buf_.size();
+  }
+
+  struct send_awaiter {
+    Channel& ch;
+    T v;
+    detail::Waiter waiter{};
+    bool failed = false;
+
+    bool await_ready() const noexcept { return false; }
+    bool await_suspend(std::coroutine_handle<> h) {
+      auto* self = detail::current_task();
+      std::unique_lock lk(ch.m_);
+      if (ch.closed_) {
+        failed = true;
+        return false;
+      }
+      if (!ch.receivers_.empty()) {
+        recv_awaiter* r = ch.receivers_.front();
+        ch.receivers_.pop_front();
+        r->value.emplace(std::move(v));
+        const detail::Waiter w = r->waiter;
+        lk.unlock();
+        detail::wake(w.task, w.handle);
+        return false;
+      }
+      if (ch.buf_.size() < ch.cap_) {
+        ch.buf_.push_back(std::move(v));
+        return false;
+      }
+      waiter = {self, h};
+      detail::about_to_block(self);
+      ch.senders_.push_back(this);
+      return true;
+    }
+    void await_resume() const {
+      if (failed) throw ChannelClosed{};
+    }
+  };
+
+  struct recv_awaiter {
+    Channel& ch;
+    std::optional<T> value{};
+    detail::Waiter waiter{};
+
+    bool await_ready() const noexcept { return false; }
+    bool await_suspend(std::coroutine_handle<> h) {
+      auto* self = detail::current_task();
+      std::unique_lock lk(ch.m_);
+      if (!ch.buf_.empty() || !ch.senders_.empty() || ch.closed_) {
+        const detail::Waiter w = ch.take_locked(value);
+        lk.unlock();
+        if (w.task) detail::wake(w.task, w.handle);
+        return false;
+      }
+      waiter = {self, h};
+      detail::about_to_block(self);
+      ch.receivers_.push_back(this);
+      return true;
+    }
+    std::optional<T> await_resume() { return std::move(value); }
+  };
+
+ private:
+  // Takes the next value into `out` (if any); returns the sender to wake.
+  detail::Waiter take_locked(std::optional<T>& out) {
+    detail::Waiter w{};
+    if (!buf_.empty()) {
+      out.emplace(std::move(buf_.front()));
+      buf_.pop_front();
+      if (!senders_.empty()) {
+        send_awaiter* s = senders_.front();
+        senders_.pop_front();
+        buf_.push_back(std::move(s->v));
+        w = s->waiter;
+      }
+    } else if (!senders_.empty()) {  // rendezvous
+      send_awaiter* s = senders_.front();
+      senders_.pop_front();
+      out.emplace(std::move(s->v));
+      w = s->waiter;
+    }
+    return w;
+  }
+
+  mutable std::mutex m_;
+  std::deque<T> buf_;
+  std::deque<recv_awaiter*> receivers_;
+  std::deque<send_awaiter*> senders_;
+  std::size_t cap_;
+  bool closed_ = false;
+};
+
+namespace detail {
+// The result slot of a spawned task, shared by the task and its handle.
+template <class T>
+struct JoinResult {
+  std::optional<T> value{};
+  template <class U>
+  void set(U&& v) { value.emplace(std::forward<U>(v)); }
+  T get() { return std::move(*value); }
+};
+template <>
+struct JoinResult<void> {
+  void get() const noexcept {}
+};
+
+template <class T>
+struct JoinState {
+  std::mutex m;
+  std::condition_variable cv;  // for threads off the pool
+  bool done = false;
+  JoinResult<T> result{};
+  std::exception_ptr error{};
+  Waiter waiter{};
+
+  // Effects: stores the value (or `e`), marks done, wakes the awaiter.
+  template <class... U>
+  void finish(std::exception_ptr e, U&&... v) {
+    Waiter w{};
+    {
+      std::lock_guard lk(m);
+      if (e) {
+        error = std::move(e);
+      } else {
+        if constexpr (sizeof...(U) > 0) result.set(std::forward<U>(v)...);
+      }
+      done = true;
+      w = std::exchange(waiter, Waiter{});
+    }
+    cv.notify_all();
+    if (w.task) wake(w.task, w.handle);
+  }
+  // Effects: moves the result (or the exception) out: the reader then holds
+  // the only reference to it. Call once, after `done` was seen under `m`.
+  T take() {
+    if (error) std::rethrow_exception(std::exchange(error, nullptr));
+    return result.get();
+  }
+};
+}  // namespace detail
+
+// The handle spawn() returns. `co_await h` inside a task, or h.get() /
+// h.wait_for() on a thread off the pool, yields the task's value or
+// rethrows its exception. Dropping the handle detaches the task.
+template <class T>
+class JoinHandle {
+ public:
+  JoinHandle() = default;
+  explicit JoinHandle(std::shared_ptr<detail::JoinState<T>> s) : s_(std::move(s)) {}
+
+  bool done() const {
+    std::lock_guard lk(s_->m);
+    return s_->done;
+  }
+  // Effects: blocks this thread (not a worker) until the task finished, at
+  // most `d`. Returns: whether it finished.
+  template <class Rep, class Period>
+  bool wait_for(std::chrono::duration<Rep, Period> d) const {
+    check_off_pool();
+    std::unique_lock lk(s_->m);
+    return s_->cv.wait_for(lk, d, [&] { return s_->done; });
+  }
+  // Effects: blocks this thread until the task finished. Returns its value
+  // or rethrows its exception. Throws std::logic_error on a worker thread
+  // (it would stall the worker the task may need).
+  T get() {
+    check_off_pool();
+    {
+      std::unique_lock lk(s_->m);
+      s_->cv.wait(lk, [&] { return s_->done; });
+    }
+    return s_->take();
+  }
+
+  struct awaiter {
+    detail::JoinState<T>* s;
+    bool await_ready() const {
+      std::lock_guard lk(s->m);
+      return s->done;
+    }
+    bool await_suspend(std::coroutine_handle<> h) {
+      auto* self = detail::current_task();
+      std::lock_guard lk(s->m);
+      if (s->done) return false;
+      detail::about_to_block(self);
+      s->waiter = {self, h};
+      return true;
+    }
+    T await_resume() { return s->take(); }
+  };
+  awaiter operator co_await() const noexcept { return awaiter{s_.get()}; }
+
+ private:
+  static void check_off_pool() {
+    if (detail::current_context() != nullptr)
+      throw std::logic_error("taskplace_pool::JoinHandle: blocking wait on a worker thread; co_await it");
+  }
+  std::shared_ptr<detail::JoinState<T>> s_;
+};
+
+// Awaitable: the task sleeps for `d` (a timer on its worker; the wake-up
+// that ends it is placed like any other, with no waker task).
+struct sleep_for {
+  Nanoseconds d;
+  template <class Rep, class Period>
+  explicit sleep_for(std::chrono::duration<Rep, Period> dur)
+      : d(std::chrono::duration_cast<Nanoseconds>(dur)) {}
+  bool await_ready() const noexcept { return d <= Nanoseconds{0}; }
+  void await_suspend(std::coroutine_handle<> h) const {
+    auto* self = detail::current_task();
+    self->resume = h;
+    detail::about_to_block(self);
+    self->ops->timer(self->pool, self, d);
+  }
+  void await_resume() const noexcept {}
+};
+
+// Awaitable: requeue at the back of this worker's queue.
+struct yield {
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) const {
+    auto* self = detail::current_task();
+    self->resume = h;
+    self->ops->yield(self->pool, self);
+  }
+  void await_resume() const noexcept {}
+};
+
+}  // namespace taskplace_pool

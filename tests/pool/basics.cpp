@@ -1,0 +1,323 @@
+// The example pool: tasks, spawning, exceptions, shutdown, pinning,
+// channels and events, and that wake-ups go through the placer.
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "pool_test_support.hpp"
+#include "taskplace/topology/sysfs.hpp"
+#include "taskplace_pool/pool.hpp"
+
+using namespace std::chrono_literals;
+using taskplace_pool::Channel;
+using taskplace_pool::ChannelClosed;
+using taskplace_pool::Event;
+using taskplace_pool::JoinHandle;
+using taskplace_pool::Pinning;
+using taskplace_pool::PoolOptions;
+using taskplace_pool::task;
+using pool_test::UniformPool;
+
+namespace {
+
+task<void> bump(std::vector<std::atomic<int>>& counts, std::size_t i, bool yield_first) {
+  if (yield_first) co_await taskplace_pool::yield{};
+  counts[i].fetch_add(1, std::memory_order_relaxed);
+}
+
+task<int> twice(int x) { co_return 2 * x; }
+
+task<int> fails(std::string what) {
+  throw std::runtime_error(what);
+  co_return 0;
+}
+
+task<std::string> catches() {
+  try {
+    (void)co_await fails("inner");
+  } catch (const std::runtime_error& e) {
+    co_return std::string("caught ") + e.what();
+  }
+  co_return "not caught";
+}
+
+task<int> awaits_spawned(UniformPool<taskplace::traits::Current>& p) {
+  auto h = p.spawn(fails("spawned"));
+  try {
+    co_return co_await h;
+  } catch (const std::runtime_error&) {
+    co_return -1;
+  }
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("every spawned task runs exactly once", "[pool]", pool_test::Policies) {
+  const std::size_t n = pool_test::sized(20'000);
+  std::vector<std::atomic<int>> counts(n);
+  taskplace_pool::ShutdownReport rep;
+  {
+    UniformPool<TestType> pool{pool_test::two_cpus()};
+    for (std::size_t i = 0; i < n; ++i) (void)pool.spawn(bump(counts, i, i % 3 == 0));
+    rep = pool.shutdown();
+    CHECK(pool.stats().spawned == n);
+  }
+  std::size_t ran_once = 0;
+  for (auto& c : counts) ran_once += c.load() == 1 ? 1 : 0;
+  CHECK(ran_once == n);
+  CHECK(rep.completed == n);
+  CHECK(rep.abandoned == 0);
+}
+
+TEST_CASE("a task's value reaches the coroutine that awaits it", "[pool]") {
+  UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus()};
+  CHECK(pool.block_on(twice(21)) == 42);
+}
+
+TEST_CASE("an exception thrown in a task reaches its awaiter", "[pool]") {
+  UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus()};
+  SECTION("a nested task's exception is caught by the awaiting task") {
+    CHECK(pool.block_on(catches()) == "caught inner");
+  }
+  SECTION("a spawned task's exception reaches the task awaiting its handle") {
+    CHECK(pool.block_on(awaits_spawned(pool)) == -1);
+    pool.shutdown();
+    CHECK(pool.stats().failed == 1);
+  }
+  SECTION("block_on rethrows on the calling thread") {
+    CHECK_THROWS_WITH(pool.block_on(fails("outer")), "outer");
+  }
+}
+
+namespace {
+task<void> sleeps_then_counts(std::atomic<int>& n) {
+  co_await taskplace_pool::sleep_for(200us);
+  n.fetch_add(1);
+}
+task<void> waits_forever(Event& e, std::atomic<int>& n) {
+  co_await e.wait();
+  n.fetch_add(1);
+}
+}  // namespace
+
+TEST_CASE("shutdown runs every pending task and reports the ones left waiting", "[pool]") {
+  std::atomic<int> slept{0}, woke{0};
+  Event never;
+  UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus()};
+  for (int i = 0; i < 100; ++i) (void)pool.spawn(sleeps_then_counts(slept));
+  for (int i = 0; i < 10; ++i) (void)pool.spawn(waits_forever(never, woke));
+  const auto rep = pool.shutdown();
+  CHECK(slept.load() == 100);  // sleeping tasks are pending work: they ran
+  CHECK(woke.load() == 0);
+  CHECK(rep.completed == 100);
+  CHECK(rep.abandoned == 10);  // the waiters nobody can wake any more
+  CHECK(pool.shutdown().abandoned == 10);  // idempotent
+  CHECK_THROWS_AS(pool.spawn(twice(1)), std::logic_error);
+}
+
+namespace {
+task<void> count_n(std::atomic<int>& n) {
+  n.fetch_add(1);
+  co_return;
+}
+}  // namespace
+
+TEST_CASE("a pool whose pinning the OS refuses still runs every task", "[pool][pinning]") {
+  std::atomic<int> n{0};
+  SECTION("every pin refused") {
+    UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus(),
+                                                 PoolOptions{.pinning = Pinning::simulate_failure}};
+    for (int i = 0; i < 1000; ++i) (void)pool.spawn(count_n(n));
+    pool.shutdown();
+    CHECK(pool.started());
+    CHECK(pool.pinned_workers() == 0);
+  }
+  SECTION("more workers than CPUs: the pins past the machine's CPUs fail") {
+    UniformPool<taskplace::traits::Current> pool{pool_test::four_cpus()};
+    for (int i = 0; i < 1000; ++i) (void)pool.spawn(count_n(n));
+    pool.shutdown();
+    CHECK(pool.worker_count() == 4);
+    CHECK(pool.pinned_workers() <= std::max(1u, std::thread::hardware_concurrency()));
+  }
+  CHECK(n.load() == 1000);
+}
+
+TEST_CASE("a pool over the running machine has one worker per allowed CPU, pinned", "[pool][pinning]") {
+  std::unique_ptr<taskplace_pool::SystemPool<>> pool;
+  try {
+    pool = std::make_unique<taskplace_pool::SystemPool<>>();
+  } catch (const taskplace::SysfsError& e) {
+    WARN("no usable sysfs here: " << e.what());
+    return;
+  }
+  std::atomic<int> n{0};
+  for (int i = 0; i < 100; ++i) (void)pool->spawn(count_n(n));
+  pool->shutdown();
+  CHECK(n.load() == 100);
+  CHECK(pool->worker_count() == pool->topology().cpu_count());
+  CHECK(pool->pinned_workers() == pool->worker_count());
+}
+
+namespace {
+task<void> produce(Channel<int>& ch, int from, int count) {
+  for (int i = from; i < from + count; ++i) co_await ch.send(i);
+}
+task<std::vector<int>> consume_all(Channel<int>& ch) {
+  std::vector<int> got;
+  while (auto v = co_await ch.recv()) got.push_back(*v);
+  co_return got;
+}
+task<std::vector<int>> bounded_order(UniformPool<taskplace::traits::Current>& p, std::size_t cap) {
+  Channel<int> ch{cap};
+  auto prod = p.spawn(produce(ch, 0, 500));
+  auto cons = p.spawn(consume_all(ch));
+  co_await prod;
+  ch.close();
+  co_return co_await cons;
+}
+task<bool> send_on_closed() {
+  Channel<int> ch{4};
+  ch.close();
+  try {
+    co_await ch.send(1);
+  } catch (const ChannelClosed&) {
+    co_return true;
+  }
+  co_return false;
+}
+}  // namespace
+
+TEST_CASE("a channel delivers every value once, in order, at any capacity", "[pool][channel]") {
+  UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus()};
+  const std::size_t cap = GENERATE(std::size_t{0}, std::size_t{1}, std::size_t{2},
+                                   std::size_t{64}, Channel<int>::unbounded);
+  const auto got = pool.block_on(bounded_order(pool, cap));
+  REQUIRE(got.size() == 500);
+  bool ordered = true;
+  for (std::size_t i = 0; i < got.size(); ++i) ordered = ordered && got[i] == static_cast<int>(i);
+  CHECK(ordered);
+}
+
+TEST_CASE("a full channel refuses try_send and a closed one refuses send", "[pool][channel]") {
+  UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus()};
+  Channel<int> ch{2};
+  CHECK(ch.try_send(1));
+  CHECK(ch.try_send(2));
+  CHECK_FALSE(ch.try_send(3));  // capacity 2
+  CHECK(ch.try_recv() == 1);
+  CHECK(ch.size() == 1);
+  ch.close();
+  CHECK(ch.try_recv() == 2);  // drained after close
+  CHECK_FALSE(ch.try_recv().has_value());
+  CHECK_THROWS_AS(ch.try_send(4), ChannelClosed);
+  CHECK(pool.block_on(send_on_closed()));
+}
+
+namespace {
+task<void> wait_and_count(Event& e, std::atomic<int>& n) {
+  co_await e.wait();
+  n.fetch_add(1);
+}
+task<bool> blocking_get_on_worker(UniformPool<taskplace::traits::Current>& p) {
+  auto h = p.spawn(twice(1));
+  bool refused = false;
+  try {
+    (void)h.get();
+  } catch (const std::logic_error&) {
+    refused = true;
+  }
+  co_return refused && co_await h == 2;
+}
+}  // namespace
+
+TEST_CASE("an event set from outside the pool wakes every waiter", "[pool][event]") {
+  UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus()};
+  Event e;
+  std::atomic<int> n{0};
+  std::vector<JoinHandle<void>> hs;
+  for (int i = 0; i < 50; ++i) hs.push_back(pool.spawn(wait_and_count(e, n)));
+  std::this_thread::sleep_for(5ms);
+  CHECK(n.load() == 0);
+  e.set();
+  for (auto& h : hs) REQUIRE(h.wait_for(10s));
+  CHECK(n.load() == 50);
+  CHECK(e.is_set());
+}
+
+TEST_CASE("blocking on a handle from a worker thread is refused", "[pool]") {
+  UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus()};
+  CHECK(pool.block_on(blocking_get_on_worker(pool)));
+}
+
+namespace {
+task<void> ping(Channel<int>& out, Channel<int>& in, int n) {
+  for (int i = 0; i < n; ++i) {
+    co_await out.send(i);
+    (void)co_await in.recv();
+  }
+  out.close();
+}
+task<void> pong(Channel<int>& in, Channel<int>& out) {
+  while (auto v = co_await in.recv()) co_await out.send(*v);
+}
+template <class Pool>
+task<void> ping_pong(Pool& p, int n) {
+  // Rendezvous channels: every message is exactly one wake-up (whichever
+  // side comes second wakes the one waiting).
+  Channel<int> a{0}, b{0};
+  auto x = p.spawn(pong(a, b));
+  auto y = p.spawn(ping(a, b, n));
+  co_await y;
+  co_await x;
+}
+}  // namespace
+
+TEST_CASE("every wake-up between tasks is placed by the placer", "[pool][placement]") {
+  const int n = static_cast<int>(pool_test::sized(5000));
+  SECTION("AlwaysAffine queues every wakee on the waking worker") {
+    UniformPool<taskplace::traits::AlwaysAffine> pool{pool_test::two_cpus()};
+    pool.block_on(ping_pong(pool, n));
+    const auto st = pool.stats();
+    CHECK(st.wakeups >= static_cast<std::uint64_t>(2 * n));  // one per message
+    CHECK(st.affine_wakeups == st.wakeups);
+    CHECK(pool.placer_stats().get(taskplace::WakeCounter::wakeups) >= st.wakeups);
+  }
+  SECTION("PrevCpu never pulls a wakee to the waking worker") {
+    UniformPool<taskplace::traits::PrevCpu> pool{pool_test::two_cpus()};
+    pool.block_on(ping_pong(pool, n));
+    CHECK(pool.placer_stats().get(taskplace::WakeCounter::affine_pulled) == 0);
+    CHECK(pool.placer_stats().get(taskplace::WakeCounter::prev_kept) ==
+          pool.placer_stats().get(taskplace::WakeCounter::wakeups));
+  }
+  SECTION("Current searches for an idle worker and finds one") {
+    UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus()};
+    pool.block_on(ping_pong(pool, n));
+    const auto& ps = pool.placer_stats();
+    CHECK(ps.get(taskplace::WakeCounter::wakeups) >= static_cast<std::uint64_t>(2 * n));
+    const auto idle_found = ps.get(taskplace::WakeCounter::idle_target) +
+                            ps.get(taskplace::WakeCounter::idle_prev) +
+                            ps.get(taskplace::WakeCounter::idle_recent) +
+                            ps.get(taskplace::WakeCounter::idle_scan);
+    CHECK(idle_found + ps.get(taskplace::WakeCounter::target_busy) ==
+          ps.get(taskplace::WakeCounter::wakeups));
+  }
+}
+
+TEST_CASE("a worker that runs dry goes through the newidle balance", "[pool][balance]") {
+  UniformPool<taskplace::traits::AlwaysAffine> pool{pool_test::two_cpus()};
+  std::atomic<int> n{0};
+  for (int i = 0; i < 200; ++i) (void)pool.spawn([](std::atomic<int>& k) -> task<void> {
+    for (int j = 0; j < 2000; ++j) std::atomic_signal_fence(std::memory_order_seq_cst);
+    k.fetch_add(1);
+    co_return;
+  }(n));
+  pool.shutdown();
+  CHECK(n.load() == 200);
+  CHECK(pool.balancer_stats().get(taskplace::BalanceCounter::runs) > 0);
+}

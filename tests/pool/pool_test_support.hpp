@@ -1,0 +1,43 @@
+// tests/pool/pool_test_support.hpp: policy lists and sizes shared by the
+// pool's tests. Sizes shrink under ThreadSanitizer, which runs every
+// memory access through its shadow state (5-15x slower).
+#pragma once
+
+#include <cstdint>
+#include <tuple>
+
+#include "taskplace/topology/uniform.hpp"
+#include "taskplace/wake_placer.hpp"
+#include "taskplace_pool/pool.hpp"
+
+#if defined(__SANITIZE_THREAD__)
+#define TASKPLACE_POOL_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TASKPLACE_POOL_TSAN 1
+#endif
+#endif
+#ifndef TASKPLACE_POOL_TSAN
+#define TASKPLACE_POOL_TSAN 0
+#endif
+
+namespace pool_test {
+
+// Divides every size under ThreadSanitizer.
+inline constexpr std::uint32_t scale = TASKPLACE_POOL_TSAN ? 10 : 1;
+constexpr std::uint32_t sized(std::uint32_t n) { return n / scale > 0 ? n / scale : 1; }
+
+// Two workers sharing one LLC: the machine these tests run on, at least.
+inline taskplace::UniformTopology two_cpus() { return taskplace::UniformTopology{1, 1, 2, 1}; }
+// Four workers: oversubscribed on a two-CPU machine.
+inline taskplace::UniformTopology four_cpus() { return taskplace::UniformTopology{1, 1, 4, 1}; }
+
+template <class Traits>
+using UniformPool = taskplace_pool::Pool<taskplace::UniformTopology, Traits>;
+
+// Every wake policy set the pool is built with.
+using Policies = std::tuple<taskplace::traits::Current, taskplace::traits::AlwaysAffine,
+                            taskplace::traits::PrevCpu, taskplace::traits::Wang2013,
+                            taskplace::traits::CacheHot<>>;
+
+}  // namespace pool_test
