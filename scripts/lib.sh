@@ -1,0 +1,151 @@
+# shellcheck shell=bash
+# Shared shell functions for scripts/test and scripts/demo. Source it; do not run it.
+#
+# The target machine is a fresh Debian 12 run as root with only Debian's
+# apt repositories reachable: everything the build needs comes from the
+# package list below, and nothing is downloaded at configure time.
+
+# Every Debian package the build, the tests, the examples and the benchmarks
+# use. The one place to add a dependency.
+TP_APT_PACKAGES=(
+  cmake ninja-build g++ clang libclang-rt-14-dev pkg-config python3
+  catch2 librapidcheck-dev libbenchmark-dev
+  libboost-test-dev libboost-fiber-dev libboost-context-dev libboost-system-dev
+  librange-v3-dev libhwloc-dev hwloc libtbb-dev
+  valgrind
+)
+
+tp_log() { printf '==> %s\n' "$*" >&2; }
+tp_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# The repository root (the folder above scripts/).
+tp_repo_root() {
+  local here
+  here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+  dirname "$here"
+}
+
+tp_jobs() { nproc 2>/dev/null || echo 2; }
+
+# Installs the packages of TP_APT_PACKAGES that dpkg does not report as
+# installed: one `apt-get update`, then one install. Needs root (or sudo)
+# only when something is missing.
+tp_ensure_packages() {
+  local missing=() pkg
+  for pkg in "${TP_APT_PACKAGES[@]}"; do
+    if ! dpkg -s "$pkg" 2>/dev/null | grep -q '^Status: install ok installed'; then
+      missing+=("$pkg")
+    fi
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    return 0
+  fi
+  tp_log "installing missing packages: ${missing[*]}"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 ||
+      tp_die "not root and no sudo: install these packages first: ${missing[*]}"
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" apt-get update ||
+    tp_die "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends \
+    "${missing[@]}" || tp_die "apt-get install failed for: ${missing[*]}"
+}
+
+# Ninja when installed, Unix Makefiles otherwise.
+tp_generator() {
+  if command -v ninja >/dev/null 2>&1; then
+    echo Ninja
+  else
+    echo "Unix Makefiles"
+  fi
+}
+
+# tp_configure <build-dir> <c++ compiler> <extra cache args...>
+# Configures the repository into <build-dir> (Debug unless an argument says
+# otherwise). A build dir made by another generator or compiler is wiped
+# first.
+tp_configure() {
+  local dir="$1" cxx="$2"
+  shift 2
+  local root gen
+  root="$(tp_repo_root)"
+  gen="$(tp_generator)"
+  if [ -f "$dir/CMakeCache.txt" ] &&
+     ! grep -qx "CMAKE_GENERATOR:INTERNAL=$gen" "$dir/CMakeCache.txt"; then
+    tp_log "$dir was made by another generator: starting it afresh"
+    rm -rf "$dir"
+  fi
+  local want have
+  want="$(command -v "$cxx" || echo "$cxx")"
+  have="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$dir/CMakeCache.txt" 2>/dev/null || true)"
+  if [ -n "$have" ]; then
+    have="$(command -v "$have" || echo "$have")"
+  fi
+  if [ -n "$have" ] && [ "$have" != "$want" ]; then
+    tp_log "$dir was made with $have, not $want: starting it afresh"
+    rm -rf "$dir"
+  fi
+  cmake -S "$root" -B "$dir" -G "$gen" \
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER="$cxx" "$@"
+}
+
+# tp_build <build-dir> [targets...]: builds with every core, going on past
+# a failed target so that the others are still built (their tests still
+# run); returns non-zero when anything failed.
+tp_build() {
+  local dir="$1"
+  shift
+  local targets=() keep_going=(-k)
+  if [ "$#" -gt 0 ]; then
+    targets=(--target "$@")
+  fi
+  if grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$dir/CMakeCache.txt" 2>/dev/null; then
+    keep_going=(-k 0)
+  fi
+  cmake --build "$dir" -j "$(tp_jobs)" "${targets[@]}" -- "${keep_going[@]}"
+}
+
+# tp_ctest_count <build-dir> <ctest selection args...>: how many tests the
+# selection names (0 when none).
+tp_ctest_count() {
+  local dir="$1"
+  shift
+  (cd "$dir" && ctest -N "$@") | sed -n 's/^Total Tests: \([0-9][0-9]*\)$/\1/p'
+}
+
+# tp_ctest_names <build-dir> <ctest selection args...>: the selected tests'
+# names, one a line.
+tp_ctest_names() {
+  local dir="$1"
+  shift
+  (cd "$dir" && ctest -N "$@") | sed -n 's/^ *Test *#[0-9]*: \(.*\)$/\1/p'
+}
+
+# A command (with arguments) to run ctest under, e.g. (setarch x86_64 -R).
+TP_CTEST_WRAP=()
+
+# tp_ctest <build-dir> <log> <ctest args...>: runs ctest in parallel with
+# output on failure, tees its output to <log>; returns ctest's status.
+tp_ctest() {
+  local dir="$1" log="$2"
+  shift 2
+  (cd "$dir" && "${TP_CTEST_WRAP[@]}" ctest --output-on-failure -j "$(tp_jobs)" "$@") 2>&1 |
+    tee "$log"
+  return "${PIPESTATUS[0]}"
+}
+
+# tp_ctest_totals <log>: prints "<passed> <failed>" from ctest's
+# "NN% tests passed, F tests failed out of N" line ("0 0" when absent).
+tp_ctest_totals() {
+  local line total failed
+  line="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$1" | tail -n 1 || true)"
+  if [ -z "$line" ]; then
+    echo "0 0"
+    return 0
+  fi
+  failed="$(sed -E 's/^[0-9]+% tests passed, ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")"
+  total="$(sed -E 's/^[0-9]+% tests passed, ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")"
+  echo "$((total - failed)) $failed"
+}
