@@ -35,16 +35,17 @@ namespace taskplace {
 //         package, then the whole machine);
 //   node: the NUMA node whose cpuset holds the PU (none: one node).
 // Invariant: built from a TableTopology, so I1-I8 hold.
-class HwlocTopology {
+// The topology is a TableTopology (every Topology member, os_cpu and
+// from_os_cpu come from it); this class only knows how to read one.
+class HwlocTopology : public TableTopology {
  public:
-  using cpu_range = TableTopology::cpu_range;
 
   // Effects: discovers this machine with hwloc.
   // Throws: TopologyError if hwloc fails or reports no PU.
-  HwlocTopology() : table_(load(nullptr)) {}
+  HwlocTopology() : TableTopology(load(nullptr)) {}
 
   // Effects: reads an already loaded hwloc topology (not owned, not kept).
-  explicit HwlocTopology(hwloc_topology_t topo) : table_(build(topo)) {}
+  explicit HwlocTopology(hwloc_topology_t topo) : TableTopology(build(topo)) {}
 
   // Returns: the topology of an hwloc synthetic description, e.g.
   //   "pack:2 l3:1 core:4 pu:2" or "numa:2 pack:1 l3:2 core:4 pu:2".
@@ -53,33 +54,11 @@ class HwlocTopology {
     return HwlocTopology(load(&description));
   }
 
-  // --- Topology (R1-R7), forwarded to the table ---------------------------
-  std::uint32_t cpu_count() const noexcept { return table_.cpu_count(); }
-  std::uint32_t core_of(CpuId c) const TASKPLACE_NOEXCEPT { return table_.core_of(c); }
-  std::uint32_t llc_of(CpuId c) const TASKPLACE_NOEXCEPT { return table_.llc_of(c); }
-  std::uint32_t node_of(CpuId c) const TASKPLACE_NOEXCEPT { return table_.node_of(c); }
-  std::uint32_t core_size(CpuId c) const TASKPLACE_NOEXCEPT { return table_.core_size(c); }
-  std::uint32_t llc_size(CpuId c) const TASKPLACE_NOEXCEPT { return table_.llc_size(c); }
-  std::uint32_t node_size(CpuId c) const TASKPLACE_NOEXCEPT { return table_.node_size(c); }
-  cpu_range core_cpus(CpuId c) const TASKPLACE_NOEXCEPT { return table_.core_cpus(c); }
-  cpu_range llc_cpus(CpuId c) const TASKPLACE_NOEXCEPT { return table_.llc_cpus(c); }
-  cpu_range node_cpus(CpuId c) const TASKPLACE_NOEXCEPT { return table_.node_cpus(c); }
-  std::uint32_t level_count(CpuId c) const TASKPLACE_NOEXCEPT { return table_.level_count(c); }
-  LevelKind level_kind(CpuId c, std::uint32_t i) const TASKPLACE_NOEXCEPT {
-    return table_.level_kind(c, i);
-  }
-  cpu_range level_cpus(CpuId c, std::uint32_t i) const TASKPLACE_NOEXCEPT {
-    return table_.level_cpus(c, i);
-  }
-
-  // Returns: the PU's OS index (hwloc os_index) of dense CPU c.
-  CpuId os_cpu(CpuId c) const TASKPLACE_NOEXCEPT { return table_.os_cpu(c); }
-  // Returns: the dense CPU of OS CPU `os`, or no_cpu.
-  CpuId from_os_cpu(CpuId os) const noexcept { return table_.from_os_cpu(os); }
-  const TableTopology& table() const noexcept { return table_; }
+  // Returns: the table this topology is, for code that wants its counts.
+  const TableTopology& table() const noexcept { return *this; }
 
  private:
-  explicit HwlocTopology(TableTopology t) : table_(std::move(t)) {}
+  explicit HwlocTopology(TableTopology t) : TableTopology(std::move(t)) {}
 
   // Owns an hwloc topology for the duration of a load.
   struct Handle {
@@ -147,7 +126,6 @@ class HwlocTopology {
     }
   }
 
-  TableTopology table_;
 };
 
 static_assert(Topology<HwlocTopology>);

@@ -102,9 +102,10 @@ inline std::optional<std::vector<CpuId>> sysfs_affinity() {
 //   node: node/online and node/nodeN/cpulist; no node directory = one node.
 // Invariant: the CPUs are those online and allowed; the topology those CPUs
 // see (masks are intersected, so an offline sibling makes a 1-thread core).
-class SysfsTopology {
+// The topology is a TableTopology (every Topology member, os_cpu and
+// from_os_cpu come from it); this class only knows how to read one.
+class SysfsTopology : public TableTopology {
  public:
-  using cpu_range = TableTopology::cpu_range;
 
   static constexpr const char* default_root = "/sys/devices/system";
 
@@ -126,36 +127,12 @@ class SysfsTopology {
     return SysfsTopology(root, std::optional<std::vector<CpuId>>{});
   }
 
-  // --- Topology (R1-R7), forwarded to the table ---------------------------
-  std::uint32_t cpu_count() const noexcept { return table_.cpu_count(); }
-  std::uint32_t core_of(CpuId c) const TASKPLACE_NOEXCEPT { return table_.core_of(c); }
-  std::uint32_t llc_of(CpuId c) const TASKPLACE_NOEXCEPT { return table_.llc_of(c); }
-  std::uint32_t node_of(CpuId c) const TASKPLACE_NOEXCEPT { return table_.node_of(c); }
-  std::uint32_t core_size(CpuId c) const TASKPLACE_NOEXCEPT { return table_.core_size(c); }
-  std::uint32_t llc_size(CpuId c) const TASKPLACE_NOEXCEPT { return table_.llc_size(c); }
-  std::uint32_t node_size(CpuId c) const TASKPLACE_NOEXCEPT { return table_.node_size(c); }
-  cpu_range core_cpus(CpuId c) const TASKPLACE_NOEXCEPT { return table_.core_cpus(c); }
-  cpu_range llc_cpus(CpuId c) const TASKPLACE_NOEXCEPT { return table_.llc_cpus(c); }
-  cpu_range node_cpus(CpuId c) const TASKPLACE_NOEXCEPT { return table_.node_cpus(c); }
-  std::uint32_t level_count(CpuId c) const TASKPLACE_NOEXCEPT { return table_.level_count(c); }
-  LevelKind level_kind(CpuId c, std::uint32_t i) const TASKPLACE_NOEXCEPT {
-    return table_.level_kind(c, i);
-  }
-  cpu_range level_cpus(CpuId c, std::uint32_t i) const TASKPLACE_NOEXCEPT {
-    return table_.level_cpus(c, i);
-  }
-
-  // Returns: the OS number of dense CPU c (what sched_setaffinity wants).
-  CpuId os_cpu(CpuId c) const TASKPLACE_NOEXCEPT { return table_.os_cpu(c); }
-  // Returns: the dense CPU of OS CPU `os`, no_cpu if it is offline or not
-  //   allowed. Complexity: O(log n).
-  CpuId from_os_cpu(CpuId os) const noexcept { return table_.from_os_cpu(os); }
   // Returns: the table this topology is, for code that wants its counts.
-  const TableTopology& table() const noexcept { return table_; }
+  const TableTopology& table() const noexcept { return *this; }
 
  private:
   SysfsTopology(const std::filesystem::path& root, std::optional<std::vector<CpuId>> allowed)
-      : table_(read(root, allowed)) {}
+      : TableTopology(read(root, allowed)) {}
 
   static TableTopology read(const std::filesystem::path& root,
                             const std::optional<std::vector<CpuId>>& allowed) {
@@ -251,7 +228,6 @@ class SysfsTopology {
     return label(first_existing(dir / "topology", {"package_cpus_list", "core_siblings_list"}), os);
   }
 
-  TableTopology table_;
 };
 
 static_assert(Topology<SysfsTopology>);
