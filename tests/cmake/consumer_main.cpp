@@ -1,5 +1,6 @@
-// Consumer proof (fetch_content): the umbrella header compiles and runs in a project
-// that only links taskplace::taskplace and sets no standard of its own.
+// Consumer proof, shared by the add_subdirectory, find_package and fetch_content
+// projects: the umbrella header compiles and runs in a project that only links
+// taskplace::taskplace and sets no standard of its own.
 #include <taskplace/taskplace.hpp>
 
 #include <chrono>
