@@ -85,7 +85,8 @@ static_assert(SleepReservationVariant<V1>);
 // v2 (Nov 2023): as V1, but a long sleep halves the average (a task that
 // turned into a long sleeper stops reserving quickly), and the
 // reservation-aware part of the scan is limited to half the scan budget.
-struct V2 {
+// reserve_until and fallback_to_hot_idle are V1's.
+struct V2 : V1 {
   // Returns: sample < migration_cost ? update_avg(avg, sample) : avg / 2.
   static constexpr Nanoseconds update_sleep_avg(Nanoseconds avg, Nanoseconds sample,
                                                 Nanoseconds migration_cost) noexcept {
@@ -93,12 +94,6 @@ struct V2 {
     const Nanoseconds x = detail::sis_math::non_negative(sample);
     return x < migration_cost ? detail::update_avg(a, x) : a / 2;
   }
-  // Returns: max(hot_until, now + sleep_avg).
-  static constexpr Nanoseconds reserve_until(Nanoseconds hot_until, Nanoseconds now,
-                                             Nanoseconds sleep_avg) noexcept {
-    return std::max(hot_until, detail::sis_math::later(now, sleep_avg));
-  }
-  static constexpr bool fallback_to_hot_idle = true;
   static constexpr std::uint32_t scan_share_den = 2;
 };
 static_assert(SleepReservationVariant<V2>);
