@@ -1,6 +1,7 @@
 // Tests for taskplace/topology/uniform.hpp: UniformTopology and the presets.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <tuple>
 #include <vector>
@@ -132,4 +133,57 @@ TEST_CASE("out-of-range cpu and level ids are checked preconditions", "[uniform]
   CHECK_THROWS_AS(t.level_kind(0, 2), taskplace::PreconditionError);
   CHECK_THROWS_AS(t.level_cpus(0, 7), taskplace::PreconditionError);
   CHECK_NOTHROW(t.level_cpus(3, 1));
+}
+
+TEST_CASE("ids and ranges follow the plain division formulas on every shape", "[uniform]") {
+  // The topology precomputes its divisors (detail::Divisor); check every
+  // answer against the formulas of the class comment, divided the plain
+  // way, on power-of-two and other shapes, both numberings.
+  for (std::uint32_t nodes : {1u, 2u, 3u})
+    for (std::uint32_t llcs : {1u, 2u, 5u})
+      for (std::uint32_t cores : {1u, 3u, 6u, 7u, 16u, 56u})
+        for (std::uint32_t threads : {1u, 2u, 3u, 4u})
+          for (CpuNumbering num : {CpuNumbering::nested, CpuNumbering::smt_last}) {
+            const UniformTopology t{nodes, llcs, cores, threads, num};
+            const std::uint32_t C = nodes * llcs * cores;
+            REQUIRE(t.cpu_count() == C * threads);
+            REQUIRE(t.core_count() == C);
+            std::uint32_t bad = 0;
+            for (CpuId c = 0; c < t.cpu_count(); ++c) {
+              const std::uint32_t g = num == CpuNumbering::nested ? c / threads : c % C;
+              bad += t.core_of(c) != g;
+              bad += t.llc_of(c) != g / cores;
+              bad += t.node_of(c) != g / (cores * llcs);
+              bad += t.core_size(c) != threads;
+              bad += t.llc_size(c) != cores * threads;
+              bad += t.node_size(c) != llcs * cores * threads;
+              // Every range holds exactly the CPUs with the same id, ascending.
+              const auto core = vec(t.core_cpus(c));
+              const auto llc = vec(t.llc_cpus(c));
+              const auto node = vec(t.node_cpus(c));
+              bad += core.size() != threads || llc.size() != cores * threads ||
+                     node.size() != llcs * cores * threads;
+              for (CpuId x : core) bad += t.core_of(x) != g;
+              for (CpuId x : llc) bad += t.llc_of(x) != g / cores;
+              for (CpuId x : node) bad += t.node_of(x) != g / (cores * llcs);
+              bad += !std::is_sorted(llc.begin(), llc.end()) || !std::is_sorted(node.begin(), node.end());
+            }
+            INFO(nodes << "x" << llcs << "x" << cores << "x" << threads << " numbering "
+                       << static_cast<int>(num));
+            CHECK(bad == 0);
+          }
+}
+
+TEST_CASE("the cached sizes and levels keep equality a comparison of shapes", "[uniform]") {
+  constexpr UniformTopology a{2, 1, 56, 2, CpuNumbering::smt_last};
+  static_assert(a == presets::sapphire_rapids_2x56x2());
+  static_assert(!(a == UniformTopology{2, 1, 56, 2}));  // other numbering
+  static_assert(a.llc_of(223) == 1 && a.core_of(223) == 111 && a.node_of(112) == 0);
+  constexpr UniformTopology b{16, 8, 16, 2};
+  static_assert(b.llc_of(4095) == 127 && b.node_of(4095) == 15 && b.core_of(4095) == 2047);
+  UniformTopology c{1, 1, 6, 2};
+  c = a;  // assignable; the copy answers like the original
+  CHECK(c == a);
+  CHECK(c.llc_size(5) == 112);
+  CHECK(kinds(c, 0) == kinds(a, 0));
 }

@@ -6,15 +6,21 @@
 // contiguous run of CPUs; numbered the Linux-x86 way (SMT siblings one
 // cores-total apart), they are `threads` runs of `width` CPUs, `stride`
 // apart. Element i is  base + (i / width) * stride + i % width.
+// Producers have at most threads-per-core blocks, so the first two blocks
+// are reached without a division (a nested range is one block; an SMT-2
+// x86 range two); only SMT-3 and wider pay one divide past the second.
 //
 //   CpuBlocks b{/*base*/ 2, /*width*/ 2, /*stride*/ 8, /*size*/ 4};  // 2,3,10,11
 //   for (CpuId c : b) use(c);
 #pragma once
 
+#include <algorithm>
 #include <compare>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <ranges>
 
 #include "taskplace/types.hpp"
 
@@ -68,9 +74,7 @@ struct CpuBlocks {
     }
 
    private:
-    constexpr CpuId at(std::uint32_t i) const noexcept {
-      return base_ + (i / width_) * stride_ + i % width_;
-    }
+    constexpr CpuId at(std::uint32_t i) const noexcept { return element(base_, width_, stride_, i); }
     CpuId base_ = 0;
     std::uint32_t width_ = 1;
     std::uint32_t stride_ = 0;
@@ -82,11 +86,47 @@ struct CpuBlocks {
   constexpr std::size_t size() const noexcept { return count; }
   constexpr bool empty() const noexcept { return count == 0; }
   constexpr CpuId operator[](std::size_t i) const noexcept {
-    return base + (static_cast<std::uint32_t>(i) / width) * stride + static_cast<std::uint32_t>(i) % width;
+    return element(base, width, stride, static_cast<std::uint32_t>(i));
   }
   constexpr CpuId front() const noexcept { return base; }
   constexpr CpuId back() const noexcept { return (*this)[count - 1]; }
+
+  // Returns: the number of elements < c, i.e. the index std::ranges::
+  //   lower_bound(*this, c) finds (the index of c when c is an element).
+  // Precondition: the elements ascend (the type's invariant).
+  // Complexity: O(number of blocks), no division. Thread-safety: pure.
+  constexpr std::uint32_t lower_bound_index(CpuId c) const noexcept {
+    std::uint32_t below = 0;
+    CpuId start = base;
+    for (std::uint32_t left = count; left > 0; start += stride) {
+      const std::uint32_t w = left < width ? left : width;
+      if (c < start) break;  // ascending: every later element is >= start too
+      if (c - start < w) return below + (c - start);
+      below += w;
+      left -= w;
+    }
+    return below;
+  }
+
+  // base + (i / width) * stride + i % width.
+  static constexpr CpuId element(CpuId base, std::uint32_t width, std::uint32_t stride,
+                                 std::uint32_t i) noexcept {
+    if (i < width) return base + i;
+    if (i - width < width) return base + stride + (i - width);
+    return base + (i / width) * stride + i % width;
+  }
 };
+
+// The position of c in an ascending CPU range: CpuBlocks computes it per
+// block; any other range is searched (std::ranges::lower_bound).
+template <class Range>
+constexpr std::uint32_t lower_bound_index(const Range& r, CpuId c) {
+  if constexpr (requires { { r.lower_bound_index(c) } -> std::convertible_to<std::uint32_t>; }) {
+    return r.lower_bound_index(c);
+  } else {
+    return static_cast<std::uint32_t>(std::ranges::lower_bound(r, c) - std::ranges::begin(r));
+  }
+}
 
 }  // namespace taskplace::detail
 

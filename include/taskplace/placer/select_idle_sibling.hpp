@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "taskplace/concepts.hpp"
+#include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/placer/wake_affine.hpp"
 #include "taskplace/tunables.hpp"
 #include "taskplace/types.hpp"
@@ -175,8 +176,7 @@ struct IdleSiblingSearch {
     if (limit == 0 || size == 0) return out;
 
     const auto begin = std::ranges::begin(llc);
-    const auto pos = static_cast<std::uint32_t>(
-        std::ranges::lower_bound(llc, static_cast<CpuId>(in.target)) - begin);
+    const std::uint32_t pos = detail::lower_bound_index(llc, static_cast<CpuId>(in.target));
     CpuId first_idle = no_cpu;
     CpuId first_hot = no_cpu;
     // Walk the LLC from the CPU after the target, wrapping (kernel

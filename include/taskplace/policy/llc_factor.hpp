@@ -21,7 +21,10 @@
 namespace taskplace {
 
 // Every factor below is at least 1 (FactorPolicy I1), even on a topology
-// that breaks its own invariants and reports a size of 0.
+// that breaks its own invariants and reports a size of 0. A topology whose
+// sizes are >= 1 by construction can tell the compiler so
+// (UniformTopology does, with TASKPLACE_ASSUME), and the test then
+// compiles away: the factor costs what reading sd_llc_size costs.
 //
 // Each factor() reads one or two cached sizes of the topology, never a mask:
 // counting the bits of a CPU mask on every wake-up is what made the 2013

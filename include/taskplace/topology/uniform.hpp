@@ -14,6 +14,7 @@
 
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/assert.hpp"
+#include "taskplace/detail/divisor.hpp"
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/types.hpp"
 
@@ -44,6 +45,13 @@ enum class CpuNumbering : std::uint8_t {
 // Invariant: all four dimensions >= 1 and their product fits in uint32
 // (the largest CPU id stays below no_cpu).
 // Invariant: every range is ascending; for nested numbering contiguous.
+// Invariant: every size (core, LLC, node) is >= 1.
+//
+// The sizes, the level list and the divisors of the id formulas are
+// computed once in the constructor, as the kernel caches sd_llc_size and
+// sd_llc_id per CPU: the wake-up path reads a field or multiplies instead
+// of dividing (detail::Divisor; CpuBlocks divides only past a range's
+// second block, i.e. on machines of more than two threads per core).
 class UniformTopology {
  public:
   using cpu_range = detail::CpuBlocks;
@@ -69,6 +77,18 @@ class UniformTopology {
     if (nodes > std::uint32_t{0xffffffffu} / llcs_per_node / cores_per_llc / threads_per_core)
       throw TopologyError("UniformTopology: nodes x llcs x cores x threads exceeds 2^32 - 1 CPUs");
     cpus_ = nodes * llcs_per_node * cores_per_llc * threads_per_core;
+    core_count_ = cpus_ / threads_;
+    llc_size_ = cores_ * threads_;
+    node_size_ = llcs_ * llc_size_;
+    by_threads_ = detail::Divisor{threads_};
+    by_core_count_ = detail::Divisor{core_count_};
+    by_cores_ = detail::Divisor{cores_};
+    by_node_cores_ = detail::Divisor{cores_ * llcs_};
+    by_llc_size_ = detail::Divisor{llc_size_};
+    by_node_size_ = detail::Divisor{node_size_};
+    constexpr LevelKind order[] = {LevelKind::smt, LevelKind::llc, LevelKind::node, LevelKind::machine};
+    for (LevelKind k : order)
+      if (has(k)) kinds_[level_count_++] = k;
   }
 
   // --- shape ---------------------------------------------------------------
@@ -77,7 +97,7 @@ class UniformTopology {
   constexpr std::uint32_t cores_per_llc() const noexcept { return cores_; }
   constexpr std::uint32_t threads_per_core() const noexcept { return threads_; }
   constexpr CpuNumbering numbering() const noexcept { return numbering_; }
-  constexpr std::uint32_t core_count() const noexcept { return cpus_ / threads_; }
+  constexpr std::uint32_t core_count() const noexcept { return core_count_; }
   constexpr std::uint32_t llc_count() const noexcept { return nodes_ * llcs_; }
 
   // --- Topology (R1-R7); every CpuId is checked (TASKPLACE_EXPECTS) ---------
@@ -90,24 +110,31 @@ class UniformTopology {
   }
   constexpr std::uint32_t llc_of(CpuId c) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(c < cpu_count(), "cpu must be < cpu_count()");
-    return global_core(c) / cores_;
+    return llc_index(c);
   }
   constexpr std::uint32_t node_of(CpuId c) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(c < cpu_count(), "cpu must be < cpu_count()");
-    return global_core(c) / (cores_ * llcs_);
+    // Nested: floor(floor(c / T) / (C_llc * L)) == floor(c / node_size).
+    return numbering_ == CpuNumbering::nested ? by_node_size_.div(c)
+                                              : by_node_cores_.div(global_core(c));
   }
 
+  // The sizes are cached and >= 1 by construction; the compiler is told so,
+  // which lets a generic "0 reads as 1" guard (LlcFactor) compile away.
   constexpr std::uint32_t core_size(CpuId c) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(c < cpu_count(), "cpu must be < cpu_count()");
+    TASKPLACE_ASSUME(threads_ != 0);
     return threads_;
   }
   constexpr std::uint32_t llc_size(CpuId c) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(c < cpu_count(), "cpu must be < cpu_count()");
-    return cores_ * threads_;
+    TASKPLACE_ASSUME(llc_size_ != 0);
+    return llc_size_;
   }
   constexpr std::uint32_t node_size(CpuId c) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(c < cpu_count(), "cpu must be < cpu_count()");
-    return llcs_ * cores_ * threads_;
+    TASKPLACE_ASSUME(node_size_ != 0);
+    return node_size_;
   }
 
   constexpr cpu_range core_cpus(CpuId c) const TASKPLACE_NOEXCEPT {
@@ -116,28 +143,28 @@ class UniformTopology {
   }
   constexpr cpu_range llc_cpus(CpuId c) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(c < cpu_count(), "cpu must be < cpu_count()");
-    return cores_from(global_core(c) / cores_ * cores_, cores_);
+    return cores_from(llc_index(c) * cores_, cores_);
   }
   constexpr cpu_range node_cpus(CpuId c) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(c < cpu_count(), "cpu must be < cpu_count()");
     const std::uint32_t per_node = cores_ * llcs_;
-    return cores_from(global_core(c) / per_node * per_node, per_node);
+    return cores_from(node_of(c) * per_node, per_node);
   }
   // Every CPU (not part of the concept; the machine level's span).
   constexpr cpu_range all_cpus() const noexcept { return cores_from(0, core_count()); }
 
   constexpr std::uint32_t level_count(CpuId c) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(c < cpu_count(), "cpu must be < cpu_count()");
-    return levels_();
+    return level_count_;
   }
   constexpr LevelKind level_kind(CpuId c, std::uint32_t i) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(c < cpu_count(), "cpu must be < cpu_count()");
-    TASKPLACE_EXPECTS(i < levels_(), "level index must be < level_count(cpu)");
+    TASKPLACE_EXPECTS(i < level_count_, "level index must be < level_count(cpu)");
     return kind_at(i);
   }
   constexpr cpu_range level_cpus(CpuId c, std::uint32_t i) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(c < cpu_count(), "cpu must be < cpu_count()");
-    TASKPLACE_EXPECTS(i < levels_(), "level index must be < level_count(cpu)");
+    TASKPLACE_EXPECTS(i < level_count_, "level index must be < level_count(cpu)");
     switch (kind_at(i)) {
       case LevelKind::smt: return core_cpus(c);
       case LevelKind::llc: return llc_cpus(c);
@@ -150,7 +177,12 @@ class UniformTopology {
 
  private:
   constexpr std::uint32_t global_core(CpuId c) const noexcept {
-    return numbering_ == CpuNumbering::nested ? c / threads_ : c % core_count();
+    return numbering_ == CpuNumbering::nested ? by_threads_.div(c) : by_core_count_.mod(c);
+  }
+  // llc_of without the check. Nested: floor(floor(c / T) / C_llc) ==
+  // floor(c / llc_size), one step.
+  constexpr std::uint32_t llc_index(CpuId c) const noexcept {
+    return numbering_ == CpuNumbering::nested ? by_llc_size_.div(c) : by_cores_.div(global_core(c));
   }
   // The hardware threads of cores [g0, g0 + n), ascending.
   constexpr cpu_range cores_from(std::uint32_t g0, std::uint32_t n) const noexcept {
@@ -168,20 +200,20 @@ class UniformTopology {
       default: return false;
     }
   }
-  constexpr std::uint32_t levels_() const noexcept {
-    return std::uint32_t{has(LevelKind::smt)} + has(LevelKind::llc) + has(LevelKind::node) +
-           has(LevelKind::machine);
-  }
+  // The i-th surviving level; machine past the last (unchecked builds).
   constexpr LevelKind kind_at(std::uint32_t i) const noexcept {
-    constexpr LevelKind order[] = {LevelKind::smt, LevelKind::llc, LevelKind::node, LevelKind::machine};
-    for (LevelKind k : order)
-      if (has(k) && i-- == 0) return k;
-    return LevelKind::machine;
+    return i < level_count_ ? kinds_[i] : LevelKind::machine;
   }
 
   std::uint32_t nodes_, llcs_, cores_, threads_;
   CpuNumbering numbering_;
   std::uint32_t cpus_ = 0;
+  // Derived in the constructor from the five above (so == stays the
+  // comparison of the shapes).
+  std::uint32_t core_count_ = 1, llc_size_ = 1, node_size_ = 1;
+  detail::Divisor by_threads_, by_core_count_, by_cores_, by_node_cores_, by_llc_size_, by_node_size_;
+  LevelKind kinds_[4] = {LevelKind::machine, LevelKind::machine, LevelKind::machine, LevelKind::machine};
+  std::uint32_t level_count_ = 0;
 };
 
 static_assert(Topology<UniformTopology>);
