@@ -13,6 +13,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace taskplace {
 
@@ -37,6 +38,43 @@ inline constexpr std::uint32_t max_levels = 8;
 // since the clock's epoch. Signed, so that "a clock went backwards" is
 // visible as a negative difference instead of a huge unsigned one.
 using Nanoseconds = std::chrono::nanoseconds;
+
+// A duration tunable that is never negative: a negative value becomes zero
+// where it is set (construction or assignment), so that a policy reads it
+// on its hot path without clamping it again. Publicly a Nanoseconds: every
+// read (count(), comparisons, arithmetic giving a Nanoseconds) works on it
+// unchanged. The compound assignments clamp as well; ++, -- and %= are
+// deleted.
+// Invariant: count() >= 0.
+//   taskplace::NonNegativeNanoseconds p = -5s;   // p == 0s
+struct NonNegativeNanoseconds : Nanoseconds {
+  constexpr NonNegativeNanoseconds() noexcept : Nanoseconds(0) {}
+  template <class Rep, class Period>
+    requires std::is_convertible_v<std::chrono::duration<Rep, Period>, Nanoseconds>
+  constexpr NonNegativeNanoseconds(const std::chrono::duration<Rep, Period>& d) noexcept
+      : Nanoseconds(clamp(Nanoseconds(d))) {}
+
+  constexpr NonNegativeNanoseconds& operator+=(const Nanoseconds& d) noexcept {
+    return *this = Nanoseconds(*this) + d;
+  }
+  constexpr NonNegativeNanoseconds& operator-=(const Nanoseconds& d) noexcept {
+    return *this = Nanoseconds(*this) - d;
+  }
+  constexpr NonNegativeNanoseconds& operator*=(const rep& k) noexcept {
+    return *this = Nanoseconds(*this) * k;
+  }
+  constexpr NonNegativeNanoseconds& operator/=(const rep& k) noexcept {
+    return *this = Nanoseconds(*this) / k;
+  }
+  NonNegativeNanoseconds& operator%=(const rep&) = delete;
+  NonNegativeNanoseconds& operator++() = delete;
+  NonNegativeNanoseconds operator++(int) = delete;
+  NonNegativeNanoseconds& operator--() = delete;
+  NonNegativeNanoseconds operator--(int) = delete;
+
+ private:
+  static constexpr Nanoseconds clamp(Nanoseconds d) noexcept { return d.count() < 0 ? Nanoseconds(0) : d; }
+};
 
 // The kinds of balance level, smallest span first (kernel: the sched domain
 // levels SMT, CLS, MC, PKG/NUMA).

@@ -350,3 +350,52 @@ TEST_CASE("a decay that is not constexpr is reported", "[flip_counter][conforman
   REQUIRE(v.size() == 10);
   CHECK(v.front().rule == "FlipDecay R1: apply is constexpr and defined");
 }
+
+TEMPLATE_LIST_TEST_CASE("a negative period is stored as zero where it is set", "[flip_counter]",
+                        AllFlipCounters) {
+  // The clamp moved from every record() to the assignment: the counter
+  // reads its period as is on the hot path.
+  TestType f{.period = -1ms};
+  CHECK(f.period == 0ns);
+  f.period = 250ms;
+  CHECK(f.period == 250ms);
+  f.period = -5s;
+  CHECK(f.period.count() == 0);
+  f.period = Nanoseconds::min();
+  CHECK(f.period == 0ns);
+  // Zero acts as zero: one nanosecond after the stamp decays.
+  typename TestType::state s;
+  s.flips.store(8);
+  s.decay_stamp_ns.store(1'000);
+  f.record(s, s.last_wakee.load(), Nanoseconds{1'000});  // no time passed
+  CHECK(f.flips(s) == 8);
+  f.record(s, s.last_wakee.load(), Nanoseconds{1'001});
+  CHECK(f.flips(s) == after_one_decay<TestType>(8));
+}
+
+TEST_CASE("a non-negative duration clamps every way it can be changed", "[flip_counter]") {
+  using taskplace::NonNegativeNanoseconds;
+  static_assert(NonNegativeNanoseconds{}.count() == 0);
+  static_assert(NonNegativeNanoseconds{-3s}.count() == 0);
+  static_assert(NonNegativeNanoseconds{2s} == 2s);
+  static_assert(std::is_trivially_copyable_v<NonNegativeNanoseconds>);
+  static_assert(sizeof(NonNegativeNanoseconds) == sizeof(Nanoseconds));
+  NonNegativeNanoseconds d = 1s;
+  d -= 3s;
+  CHECK(d == 0ns);
+  d += 5ms;
+  CHECK(d == 5ms);
+  d *= -2;
+  CHECK(d == 0ns);
+  d = 10ms;
+  d /= -1;
+  CHECK(d == 0ns);
+  d = 10ms;
+  d /= 2;
+  CHECK(d == 5ms);
+  // Reads are those of a Nanoseconds: arithmetic gives a plain duration.
+  const Nanoseconds sum = d + 1ns;
+  CHECK(sum == 5'000'001ns);
+  const Nanoseconds& base = d;
+  CHECK(base.count() == 5'000'000);
+}

@@ -426,3 +426,23 @@ TEST_CASE("short idle periods stop outer levels until their cost decays", "[newi
   CHECK(periods <= expect);
   CHECK(periods > 100);  // about two minutes of no outer balancing
 }
+
+TEST_CASE("levels past level_count keep a zero cost, so the entry gate reads level 0 as is",
+          "[newidle_cost_tracker]") {
+  // should_balance reads levels[0] without testing level_count: the state
+  // invariant (zero past level_count) gives "0 without levels".
+  const NewidleCostTracker<> t;
+  auto s = t.make_state(2, 0ns);
+  for (const auto& l : s.levels) CHECK(l.max_cost == 0ns);
+  t.record_cost(s, 0, 30us, 1ms);
+  t.record_cost(s, 1, 70us, 2ms);
+  t.decay(s, 10s);
+  CHECK_THROWS_AS(t.record_cost(s, 2, 1ms, 3ms), taskplace::PreconditionError);
+  for (std::uint32_t i = 2; i < taskplace::max_levels; ++i) CHECK(s.levels[i].max_cost == 0ns);
+  auto none = t.make_state(0, 0ns);
+  none.avg_idle = 0ns;
+  CHECK(t.should_balance(none));  // 0 >= 0: no level to pay for
+  CHECK_THROWS_AS(t.record_cost(none, 0, 1ms, 1ms), taskplace::PreconditionError);
+  CHECK(none.levels[0].max_cost == 0ns);
+  CHECK(t.should_balance(none));
+}

@@ -31,9 +31,9 @@ constexpr Nanoseconds elapsed(Nanoseconds since, Nanoseconds now) noexcept {
   return Nanoseconds{static_cast<std::int64_t>(d > max ? max : d)};
 }
 
-// a + 1 without wrapping past the maximum.
+// a + 1 without wrapping past the maximum (branch-free: adds 0 at the top).
 constexpr std::uint32_t saturating_inc(std::uint32_t a) noexcept {
-  return a == std::numeric_limits<std::uint32_t>::max() ? a : a + 1;
+  return a + static_cast<std::uint32_t>(a != std::numeric_limits<std::uint32_t>::max());
 }
 
 // Sum of two non-negative durations, clamped at the maximum representable.

@@ -20,6 +20,7 @@
 #include <iterator>
 #include <limits>
 #include <ranges>
+#include <type_traits>
 
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/assert.hpp"
@@ -39,6 +40,17 @@ constexpr Nanoseconds later(Nanoseconds now, Nanoseconds d) noexcept {
   return saturating_add(now, non_negative(d));
 }
 }  // namespace detail::sis_math
+
+namespace detail {
+// The owner field of a reservation that records none (AnyTaskMayTake: the
+// owner is never read). Empty, so the per-CPU state is the timeout alone;
+// it accepts the writes an owner-recording state gets, and drops them.
+struct NoOwner {
+  constexpr NoOwner() noexcept = default;
+  constexpr NoOwner(TaskKey) noexcept {}
+  constexpr NoOwner& operator=(TaskKey) noexcept { return *this; }
+};
+}  // namespace detail
 
 namespace sis_cache {
 
@@ -146,10 +158,14 @@ class CacheHotReservation {
   };
 
   // Per-CPU state. Kernel: rq->cache_hot_timeout (owner: review suggestion).
+  // With OwnerOnly, `owner` is the task that reserved it last; with
+  // AnyTaskMayTake nothing reads the owner, so it is not stored
+  // (detail::NoOwner, empty): the state is 8 bytes, as the kernel's field.
   // Invariant: a reservation is live iff now < hot_until.
+  using owner_type = std::conditional_t<owner_only, TaskKey, detail::NoOwner>;
   struct cpu_state {
     Nanoseconds hot_until{Nanoseconds::min()};  // reserved until then; min(): never
-    TaskKey owner{no_task};    // the task that reserved it last
+    [[no_unique_address]] owner_type owner{no_task};  // OwnerOnly: who reserved it last
   };
 
   // Effects: the task wakes; `now` is read on its previous CPU's clock (the
@@ -172,7 +188,7 @@ class CacheHotReservation {
   // Effects: task `self` goes to sleep on a CPU at `now`: last_dequeue =
   //   now. If the CPU becomes idle (nothing else runnable) and
   //   0 < sleep_avg < migration_cost, the CPU is reserved: hot_until per
-  //   Variant::reserve_until, owner = self.
+  //   Variant::reserve_until, owner = self (OwnerOnly; not stored otherwise).
   // Complexity: O(1). Thread-safety: the CPU's and the task's owner thread.
   void on_sleep(task_state& t, cpu_state& c, bool cpu_becomes_idle, TaskKey self,
                 Nanoseconds now) const noexcept {
@@ -203,7 +219,8 @@ class CacheHotReservation {
   }
 
   // Effects: drops the reservation (the owner woke there, or the CPU was
-  //   used): hot_until = Nanoseconds::min(), owner = no_task. Complexity: O(1).
+  //   used): hot_until = Nanoseconds::min(), owner = no_task (OwnerOnly).
+  //   Complexity: O(1).
   void release(cpu_state& c) const noexcept {
     c.hot_until = Nanoseconds::min();
     c.owner = no_task;
@@ -214,6 +231,10 @@ static_assert(!CacheHotReservation<sis_cache::V2, AnyTaskMayTake>::owner_only);
 static_assert(CacheHotReservation<sis_cache::V1, OwnerOnly>::owner_only);
 static_assert(CacheHotReservation<sis_cache::V2, OwnerOnly>::scan_budget(8) == 4);
 static_assert(CacheHotReservation<sis_cache::Rfc2023, AnyTaskMayTake>::scan_budget(8) == 8);
+#if !defined(_MSC_VER)  // MSVC ignores [[no_unique_address]] (it has its own spelling)
+static_assert(sizeof(CacheHotReservation<sis_cache::V2, AnyTaskMayTake>::cpu_state) == sizeof(Nanoseconds));
+#endif
+static_assert(sizeof(CacheHotReservation<sis_cache::V2, OwnerOnly>::cpu_state) == 2 * sizeof(Nanoseconds));
 
 // Today's kernel: no reservation ever. Same API, every call a no-op,
 // reserved_against always false.

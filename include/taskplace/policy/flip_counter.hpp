@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "taskplace/concepts.hpp"
+#include "taskplace/detail/assert.hpp"
 #include "taskplace/detail/math.hpp"
 #include "taskplace/fwd.hpp"
 #include "taskplace/tunables.hpp"
@@ -108,8 +109,10 @@ class FlipCounter {
   template <class T>
   using cell = typename Storage::template cell<T>;
 
-  // How long a count survives before one decay.
-  Nanoseconds period = tunables::flip_decay_period;  // default 1s; kernel: HZ jiffies in record_wakee
+  // How long a count survives before one decay. A negative value is stored
+  // as zero when it is set (NonNegativeNanoseconds), so record() reads it
+  // without a clamp.
+  NonNegativeNanoseconds period = tunables::flip_decay_period;  // default 1s; kernel: HZ jiffies in record_wakee
 
   // Per-task state of a waker; lives wherever the embedder keeps its task.
   // Invariant: all fields start at zero (no last wakee, no flips, decay
@@ -129,7 +132,8 @@ class FlipCounter {
   //      one to flips, saturating at UINT32_MAX. Waking the same partner
   //      again never counts.
   //   A clock that goes backwards (now before the stamp) is no time passing:
-  //   no decay, and the stamp is kept. A negative `period` acts as zero.
+  //   no decay, and the stamp is kept. A negative `period` is stored as
+  //   zero, so it acts as zero: any time that passes decays.
   //   First call: the stamp starts at 0, so a first call with now > period
   //   decays a zero count (harmless) and stamps now; with now <= period (a
   //   clock whose epoch is the pool's start) the stamp stays 0 until the
@@ -162,13 +166,16 @@ class FlipCounter {
  private:
   // now > stamp + period, computed without overflow for every pair of
   // 64-bit stamps: the difference of now > stamp fits in 64 unsigned bits.
+  // Invariant: period >= 0 (NonNegativeNanoseconds), so it converts to
+  // unsigned as is.
   static constexpr bool strictly_after(Nanoseconds now, Nanoseconds stamp,
-                                       Nanoseconds period) noexcept {
+                                       NonNegativeNanoseconds period) noexcept {
     if (now <= stamp) return false;  // backwards or still: no time passed
     const auto diff = static_cast<std::uint64_t>(now.count()) -
                       static_cast<std::uint64_t>(stamp.count());
-    const auto span = period.count() > 0 ? static_cast<std::uint64_t>(period.count()) : 0u;
-    return diff > span;
+    const std::int64_t span = period.count();
+    TASKPLACE_ASSUME(span >= 0);
+    return diff > static_cast<std::uint64_t>(span);
   }
 };
 

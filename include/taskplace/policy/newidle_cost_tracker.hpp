@@ -165,7 +165,12 @@ struct LevelBudget {
   // Complexity: O(1). Thread-safety: pure.
   static constexpr bool allow(Nanoseconds avg_idle, Nanoseconds spent, Nanoseconds level_cost,
                               Nanoseconds) noexcept {
-    return avg_idle >= detail::saturating_add(detail::newidle_math::non_negative(spent), detail::newidle_math::non_negative(level_cost));
+    // min(spent + cost, max) for spent, cost >= 0: max - cost cannot overflow,
+    // and a cost of 0 needs no test of its own.
+    constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+    const std::int64_t s = detail::newidle_math::non_negative(spent).count();
+    const std::int64_t c = detail::newidle_math::non_negative(level_cost).count();
+    return avg_idle.count() >= (s > max - c ? max : s + c);
   }
 };
 static_assert(NewidleLevelBudget<LevelBudget>);
@@ -262,7 +267,10 @@ class NewidleCostTracker {
   // make_state(). The idle stamp is a separate flag, not "0 = none" as in
   // the kernel, so a clock whose epoch is the pool's start may stamp 0.
   // Invariant: level_count <= max_levels; avg_idle >= 0;
-  //   max_idle_balance_cost >= migration_cost once make_state/record_cost/decay ran.
+  //   max_idle_balance_cost >= migration_cost once make_state/record_cost/decay ran;
+  //   levels[i].max_cost == 0 for i >= level_count (make_state zeroes every
+  //   level; record_cost and decay write below level_count only). A state
+  //   filled in by hand must keep the levels past level_count at zero.
   struct state {
     Nanoseconds idle_stamp{0};  // when the idle period began, if has_stamp
     bool has_stamp = false;     // kernel: rq->idle_stamp != 0
@@ -310,11 +318,12 @@ class NewidleCostTracker {
   }
 
   // Returns: whether the entry gate lets this CPU balance at all, from
-  //   avg_idle and level 0's cost (0 without levels).
+  //   avg_idle and level 0's cost (0 without levels: make_state zeroes
+  //   every level and nothing writes past level_count, so levels[0] reads
+  //   0 then, with no test of level_count here).
   // Complexity: O(1). Thread-safety: const.
   bool should_balance(const state& s) const noexcept {
-    const Nanoseconds first = s.level_count > 0 ? s.levels[0].max_cost : Nanoseconds{0};
-    return entry_gate::allow(s.avg_idle, first, migration_cost);
+    return entry_gate::allow(s.avg_idle, s.levels[0].max_cost, migration_cost);
   }
 
   // Returns: whether the budget allows visiting `level` after `spent` time

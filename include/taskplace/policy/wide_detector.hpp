@@ -58,8 +58,10 @@ struct Symmetric2015 {
   //   exact 64-bit product. Complexity: O(1). Thread-safety: pure.
   static constexpr bool wide(std::uint32_t w, std::uint32_t e, std::uint32_t f) noexcept {
     f = detail::wide_factor(f);
-    const std::uint32_t hi = std::max(w, e);
-    const std::uint32_t lo = std::min(w, e);
+    // One comparison picks both (two conditional moves, no branch).
+    const bool waker_hi = w > e;
+    const std::uint32_t hi = waker_hi ? w : e;
+    const std::uint32_t lo = waker_hi ? e : w;
     return lo >= f && static_cast<std::uint64_t>(hi) >= detail::wide_mul(f, lo);
   }
 };
