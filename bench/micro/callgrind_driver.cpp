@@ -9,12 +9,19 @@
 //
 //   valgrind --tool=callgrind --toggle-collect=tp_flip_wide_policy
 //     ./taskplace_callgrind_driver flip_wide policy 100000
+//
+// The placer has no baseline: `place <idle|busy|half> <cpus> N` runs
+// WakePlacer<UniformTopology, traits::Current>::place on placer_cases.hpp's
+// machines, one call of tp_place per decision.
+//   valgrind --tool=callgrind --toggle-collect=tp_place
+//     ./taskplace_callgrind_driver place half 224 100000
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
 
 #include "cases.hpp"
+#include "placer_cases.hpp"
 
 namespace {
 constexpr taskplace::UniformTopology westmere = taskplace::presets::westmere_12cpu_2013();
@@ -41,6 +48,10 @@ __attribute__((noinline)) bool tp_newidle_gate_baseline(const bench::GateBaselin
                                                         const bench::GateInput& in) {
   return b(in);
 }
+__attribute__((noinline)) bool tp_newidle_gate_raw(const bench::GateRawBaseline& b,
+                                                   const bench::GateInput& in) {
+  return b(in);
+}
 #endif
 #if TASKPLACE_BENCH_HAVE_RESERVATION
 __attribute__((noinline)) bool tp_reservation_policy(const bench::ReservationPolicy& p,
@@ -52,6 +63,9 @@ __attribute__((noinline)) bool tp_reservation_baseline(const bench::ReservationB
   return b(in);
 }
 #endif
+__attribute__((noinline)) taskplace::CpuId tp_place(bench::PlaceCase& c, std::uint32_t i) {
+  return c(i).cpu;
+}
 }
 
 namespace {
@@ -63,10 +77,31 @@ unsigned run(F&& f, const Input& in, long n) {
 }
 }  // namespace
 
+static int place_main(int argc, char** argv) {
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: %s place idle|busy|half CPUS N\n", argv[0]);
+    return 2;
+  }
+  const std::string_view load = argv[2];
+  const bench::Load l = load == "idle" ? bench::Load::idle
+                        : load == "busy" ? bench::Load::busy
+                                         : bench::Load::half;
+  const auto topo = bench::shape(std::strtol(argv[3], nullptr, 10));
+  const long n = std::strtol(argv[4], nullptr, 10);
+  bench::PlaceCase c{topo, l};
+  unsigned long sum = 0;
+  for (long i = 0; i < n; ++i) sum += tp_place(c, static_cast<std::uint32_t>(i));
+  std::printf("place %s %u n=%ld sum=%lu\n", argv[2], topo.cpu_count(), n, sum);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view{argv[1]} == "place") return place_main(argc, argv);
   if (argc != 4) {
     std::fprintf(stderr,
-                 "usage: %s flip_wide|newidle_gate|reservation policy|baseline N\n", argv[0]);
+                 "usage: %s flip_wide|newidle_gate|reservation policy|baseline N\n"
+                 "       %s newidle_gate raw N   (the formula without the policy's guards)\n",
+                 argv[0], argv[0]);
     return 2;
   }
   const std::string_view which = argv[1];
@@ -89,8 +124,11 @@ int main(int argc, char** argv) {
     if (policy) {
       const bench::GatePolicy p{bench::gate_histories(levels), levels};
       hits = run([&](const auto& x) { return tp_newidle_gate_policy(p, x); }, in, n);
+    } else if (std::strcmp(argv[2], "raw") == 0) {
+      const bench::GateRawBaseline b{bench::gate_histories(levels), levels};
+      hits = run([&](const auto& x) { return tp_newidle_gate_raw(b, x); }, in, n);
     } else {
-      const bench::GateBaseline b{bench::gate_histories(levels)};
+      const bench::GateBaseline b{bench::gate_histories(levels), levels};
       hits = run([&](const auto& x) { return tp_newidle_gate_baseline(b, x); }, in, n);
     }
 #endif

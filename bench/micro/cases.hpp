@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -161,26 +162,53 @@ inline std::vector<GateHistory> gate_histories(std::uint32_t levels, std::uint32
   return v;
 }
 
-// The baseline: the v5.16 gates inline (HEURISTICS 4, "Gates"):
+// The baselines: the v5.16 gates inline (HEURISTICS 4, "Gates"):
 //   enter iff avg_idle >= cost[0]; visit level i iff avg_idle >= spent + cost[i].
 struct RawNewidle {
   std::int64_t avg_idle;
   std::int64_t cost[taskplace::max_levels];
+  std::uint32_t levels;
 };
 
-struct GateBaseline {
-  std::vector<RawNewidle> cpus;
-  explicit GateBaseline(const std::vector<GateHistory>& hs) {
-    for (const auto& h : hs) {
-      RawNewidle r{h.avg_idle_ns, {}};
-      for (std::uint32_t i = 0; i < taskplace::max_levels; ++i) r.cost[i] = h.cost_ns[i];
-      cpus.push_back(r);
-    }
+inline std::vector<RawNewidle> raw_newidle(const std::vector<GateHistory>& hs, std::uint32_t levels) {
+  std::vector<RawNewidle> v;
+  for (const auto& h : hs) {
+    RawNewidle r{h.avg_idle_ns, {}, levels};
+    for (std::uint32_t i = 0; i < taskplace::max_levels; ++i) r.cost[i] = h.cost_ns[i];
+    v.push_back(r);
   }
+  return v;
+}
+
+// The formula alone, assuming what the policy may not: spent >= 0, a level
+// the CPU has, and a sum that cannot overflow (GateRawBaseline, the
+// callgrind driver's "raw" variant).
+struct GateRawBaseline {
+  std::vector<RawNewidle> cpus;
+  GateRawBaseline(const std::vector<GateHistory>& hs, std::uint32_t levels) : cpus(raw_newidle(hs, levels)) {}
   bool operator()(const GateInput& in) const {
     const RawNewidle& s = cpus[in.cpu];
     if (s.avg_idle < s.cost[0]) return false;
     return s.avg_idle >= in.spent_ns + s.cost[in.level];
+  }
+};
+
+// The same formula with the outcomes the policy documents for any input,
+// written by hand the cheapest way: a level the CPU lacks is refused, a
+// negative spent reads as 0, and spent + cost saturates instead of
+// overflowing. The costs are non-negative by construction here, as they
+// are in the policy's state, so they are read as they are.
+struct GateBaseline {
+  std::vector<RawNewidle> cpus;
+  GateBaseline(const std::vector<GateHistory>& hs, std::uint32_t levels) : cpus(raw_newidle(hs, levels)) {}
+  bool operator()(const GateInput& in) const {
+    constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+    const RawNewidle& s = cpus[in.cpu];
+    if (s.avg_idle < s.cost[0]) return false;
+    if (in.level >= s.levels) return false;
+    const std::int64_t spent = in.spent_ns < 0 ? 0 : in.spent_ns;
+    const std::int64_t cost = s.cost[in.level];
+    return s.avg_idle >= (spent > max - cost ? max : spent + cost);
   }
 };
 
@@ -238,7 +266,9 @@ inline std::vector<ReservationInput> reservation_inputs(std::uint32_t seed = 5) 
 }
 
 #if TASKPLACE_BENCH_HAVE_RESERVATION
-// The policy path: CacheHotReservation<> (V2, AnyTaskMayTake).
+// The policy path: CacheHotReservation<> (V2, AnyTaskMayTake). Its
+// cpu_state is the timeout alone (AnyTaskMayTake stores no owner; the
+// owner given below is dropped), 8 bytes like the baseline's.
 struct ReservationPolicy {
   using Reservation = taskplace::CacheHotReservation<>;
   Reservation reservation{};

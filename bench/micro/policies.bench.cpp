@@ -63,7 +63,7 @@ BENCHMARK(BM_newidle_gate_policy);
 void BM_newidle_gate_baseline(benchmark::State& st) {
   const std::uint32_t levels = spr.level_count(0);
   const auto in = bench::gate_inputs(levels);
-  bench::GateBaseline b{bench::gate_histories(levels)};
+  bench::GateBaseline b{bench::gate_histories(levels), levels};
   std::uint32_t i = 0;
   for (auto _ : st) {
     bool go = b(in[i++ & bench::ring_mask]);
@@ -72,6 +72,19 @@ void BM_newidle_gate_baseline(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations());
 }
 BENCHMARK(BM_newidle_gate_baseline);
+
+void BM_newidle_gate_raw(benchmark::State& st) {
+  const std::uint32_t levels = spr.level_count(0);
+  const auto in = bench::gate_inputs(levels);
+  bench::GateRawBaseline b{bench::gate_histories(levels), levels};
+  std::uint32_t i = 0;
+  for (auto _ : st) {
+    bool go = b(in[i++ & bench::ring_mask]);
+    benchmark::DoNotOptimize(go);
+  }
+  st.SetItemsProcessed(st.iterations());
+}
+BENCHMARK(BM_newidle_gate_raw);
 #endif
 
 #if TASKPLACE_BENCH_HAVE_RESERVATION
