@@ -25,12 +25,15 @@ struct Costs {
   // big boxes, 3 ms on the 8+ CPU machines the seeds used).
   Nanoseconds base_slice = 3ms;
   // A woken task preempts the running one when its vruntime is at least
-  // this much smaller. default 1ms; kernel: sysctl_sched_wakeup_granularity
-  // (CFS, 1 ms x (1 + log2 ncpu) capped; 1 ms base).
-  Nanoseconds wakeup_granularity = 1ms;
-  // How far behind min_vruntime a woken sleeper may be placed. default 3ms;
-  // kernel: place_entity with GENTLE_FAIR_SLEEPERS (sched_latency / 2).
-  Nanoseconds sleeper_credit = 3ms;
+  // this much smaller. default 4ms; kernel: sysctl_sched_wakeup_granularity
+  // of CFS (v3.9-era wakeup_preempt_entity): 1 ms x (1 + log2 ncpu), ncpu
+  // capped at 8 (SCHED_TUNABLESCALING_LOG), i.e. 4 ms on the 8+ CPU
+  // machines of the seeds, scaled like base_slice above.
+  Nanoseconds wakeup_granularity = 4ms;
+  // How far behind min_vruntime a woken sleeper may be placed. default
+  // 12ms; kernel: place_entity with GENTLE_FAIR_SLEEPERS: sched_latency / 2,
+  // sched_latency 6 ms x (1 + log2 ncpu) = 24 ms on 8+ CPUs.
+  Nanoseconds sleeper_credit = 12ms;
 
   // --- direct costs ------------------------------------------------------------
   // CPU time lost switching to a task (including from idle). default 3us;

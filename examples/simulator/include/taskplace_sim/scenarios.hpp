@@ -274,7 +274,9 @@ inline Table aim7(Options o) {
   const double lo = t.v[0][2] / t.v[0][1];
   t.seed_headline = "per-level cost limit vs 3.11: alltests +12.2% at 1100-2000 users (fserver +74.7%), +1.0% at 10-100";
   t.sim_headline = "per-level-2013 vs gate-2009 " + pct(hi) + " at " + t.x[last - 1] + " users, " + pct(lo) + " at " + t.x[0];
-  t.verdict = hi > 1.0 && std::fabs(lo - 1.0) < 0.05
+  // A gain must clear 1% to count as a direction: this ratio moves by
+  // +-0.4% from seed to seed with no policy difference behind it.
+  t.verdict = hi > 1.01 && std::fabs(lo - 1.0) < 0.05
                   ? (hi - 1.0 >= 0.06 && hi - 1.0 <= 1.5 ? "reproduced (direction and size)" : "direction only")
                   : "not reproduced";
   return t;

@@ -1,0 +1,168 @@
+// taskplace_sim/machine_balance.hpp: the simulated machine's load
+// balancing: the newidle balance through the library's IdleBalancer, with
+// the cost model of a pull attempt, and the periodic balance of each
+// level. Part of Machine (machine.hpp includes it; include that).
+//
+// Kernel analogue: newidle_balance / sched_balance_newidle (the balancer
+// call; the pull is a caricature of load_balance: the busiest CPU of the
+// span, its least recently run queued task) and the periodic
+// rebalance_domains with its cache-hot test (can_migrate_task,
+// cache_nice_tries).
+//
+// The span questions (which CPUs of a span are balancing, which have a
+// task to give) are answered from the SpanIndex, which the machine keeps
+// up to date, instead of walking the span: the answers are the same as a
+// walk's, first CPU in span order on ties.
+#pragma once
+
+#include <cstdint>
+#include <ranges>
+
+#include "taskplace_sim/machine.hpp"
+
+namespace taskplace_sim {
+
+// The least recently run queued task of `src`, skipping cache-hot ones
+// (ran within migration_cost) when `respect_hot`; -1 if none.
+template <taskplace::Topology T, class W, class B>
+std::int64_t Machine<T, W, B>::pick_victim(CpuId src, bool respect_hot) const {
+  const Cpu& k = cpus_[src];
+  std::int64_t best = -1;
+  for (std::size_t i = 0; i < k.queue.size(); ++i) {
+    const Task& t = tasks_[k.queue[i]];
+    if (respect_hot && now_ - t.last_ran < costs_.migration_cost) continue;
+    if (best < 0 || t.last_ran < tasks_[k.queue[static_cast<std::size_t>(best)]].last_ran)
+      best = static_cast<std::int64_t>(i);
+  }
+  return best;
+}
+
+// The CPU of `span` (c's level `level` span; other than c) with the most
+// tasks and one queued, the first in span order on a tie; no_cpu if none.
+template <taskplace::Topology T, class W, class B>
+template <class Span>
+CpuId Machine<T, W, B>::busiest(const Span& span, std::uint32_t level, CpuId c) const {
+  CpuId best = taskplace::no_cpu;
+  std::uint32_t most = 0;
+  if (spans_.exact()) {
+    // Every candidate has a queued task and two or more: the walk's test.
+    std::uint32_t best_pos = 0;
+    for (const CpuId s : spans_.candidates(spans_.group(c, level))) {
+      if (s == c) continue;
+      const std::uint32_t n = nr_running(s);
+      const std::uint32_t pos = spans_.position(s, level);
+      if (n > most || (n == most && pos < best_pos)) {
+        most = n;
+        best = s;
+        best_pos = pos;
+      }
+    }
+    return best;
+  }
+  for (auto x : span) {
+    const auto s = static_cast<CpuId>(x);
+    if (s == c || cpus_[s].queue.empty()) continue;
+    const std::uint32_t n = nr_running(s);
+    if (n >= 2 && n > most) {
+      most = n;
+      best = s;
+    }
+  }
+  return best;
+}
+
+// Takes queued task at `idx` off src's queue (the caller queues it).
+template <taskplace::Topology T, class W, class B>
+auto Machine<T, W, B>::detach(CpuId src, std::size_t idx) -> Task& {
+  Cpu& s = cpus_[src];
+  Task& t = tasks_[s.queue[idx]];
+  s.queue.erase(s.queue.begin() + static_cast<std::ptrdiff_t>(idx));
+  refresh(src);
+  return t;
+}
+
+// Effects: the newidle balance of c through the library's IdleBalancer.
+// Each pull attempt costs (newidle_base + span x newidle_per_cpu) x
+// (1 + contention_pct/100 x k), k the other CPUs of the span balancing.
+// Returns: true if the CPU is now busy balancing (overhead mode).
+template <taskplace::Topology T, class W, class B>
+bool Machine<T, W, B>::newidle(CpuId c) {
+  Cpu& k = cpus_[c];
+  Nanoseconds clock_now = now_;
+  const SimClock clock{&clock_now};
+  auto pull = [&](std::uint32_t level, taskplace::LevelKind, const auto& span) {
+    std::uint32_t others = 0, n = 0;
+    if (spans_.exact()) {
+      const std::uint32_t g = spans_.group(c, level);
+      n = spans_.size(g);
+      others = spans_.balancing(g) - (spans_.is_balancing(c) ? 1u : 0u);
+    } else {
+      for (auto x : span) {
+        ++n;
+        if (static_cast<CpuId>(x) != c && cpus_[static_cast<CpuId>(x)].balancing) ++others;
+      }
+    }
+    const Nanoseconds base = costs_.newidle_base + costs_.newidle_per_cpu * n;
+    clock_now += base * (100 + costs_.contention_pct * others) / 100;
+    const CpuId src = busiest(span, level, c);
+    if (src == taskplace::no_cpu) return false;
+    const std::int64_t v = pick_victim(src, false);
+    if (v < 0) return false;
+    Task& t = detach(src, static_cast<std::size_t>(v));
+    t.vruntime = t.vruntime - cpus_[src].min_vruntime + k.min_vruntime;
+    t.vr_cpu = c;
+    t.cpu = c;
+    k.queue.push_back(t.id);
+    refresh(c);
+    return true;
+  };
+  const taskplace::BalanceResult r = balancer_.balance(c, bst_[c], pull, clock);
+  if (measuring_) {
+    ++r_.newidle_runs;
+    r_.newidle_time += r.spent;
+    if (r.outcome == taskplace::BalanceOutcome::pulled) ++r_.newidle_pulls;
+    if (r.outcome == taskplace::BalanceOutcome::entry_gate || r.outcome == taskplace::BalanceOutcome::budget)
+      ++r_.newidle_skipped;
+  }
+  k.idle_stamped = r.outcome != taskplace::BalanceOutcome::pulled;
+  if (r.spent.count() <= 0 && r.outcome != taskplace::BalanceOutcome::pulled) return false;
+  k.mode = CpuMode::overhead;
+  set_balancing(c, true);
+  k.curr = -1;
+  refresh(c);
+  if (smt_) smt_changed(c);
+  push(now_ + r.spent, EventKind::cpu, c, ++k.gen);
+  return true;
+}
+
+// Effects: the periodic tick of c: cost decay, then for each level whose
+// interval (tick x (level + 1)) is due, pull one task that is not cache
+// hot from the busiest CPU when it runs at least two more than c.
+template <taskplace::Topology T, class W, class B>
+void Machine<T, W, B>::on_tick(CpuId c) {
+  Cpu& k = cpus_[c];
+  balancer_.tick(bst_[c], now_);
+  ++k.ticks;
+  const auto levels = static_cast<std::uint32_t>(topo_->level_count(c));
+  for (std::uint32_t i = 0; i < levels; ++i) {
+    if (k.ticks % (i + 1) != 0) continue;
+    const auto span = topo_->level_cpus(c, i);
+    if (measuring_) r_.periodic_time += costs_.periodic_per_cpu * static_cast<std::int64_t>(std::ranges::size(span));
+    const CpuId src = busiest(span, i, c);
+    if (src == taskplace::no_cpu || nr_running(src) < nr_running(c) + 2) continue;
+    const std::int64_t v = pick_victim(src, k.balance_failed <= costs_.cache_nice_tries);
+    if (v < 0) {
+      ++k.balance_failed;
+      continue;
+    }
+    k.balance_failed = 0;
+    Task& t = detach(src, static_cast<std::size_t>(v));
+    --queued_;
+    if (measuring_) ++r_.periodic_pulls;
+    enqueue(t, c, false);
+    break;
+  }
+  push(now_ + costs_.tick, EventKind::tick, c, 0);
+}
+
+}  // namespace taskplace_sim

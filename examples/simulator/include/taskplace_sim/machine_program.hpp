@@ -1,0 +1,176 @@
+// taskplace_sim/machine_program.hpp: the simulated machine running the
+// tasks' programs (workload.hpp): computes, messages, waits, sleeps and the
+// wake-ups they cause, each placed by the library's WakePlacer. Part of
+// Machine (machine.hpp includes it; include that).
+//
+// Kernel analogue: try_to_wake_up -> select_task_rq_fair (the placer call,
+// with the machine seen through MachineView), the remote wake-up's IPI
+// latency, and the sleep side's task_sleeps bookkeeping.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+
+#include "taskplace_sim/machine.hpp"
+
+namespace taskplace_sim {
+
+template <taskplace::Topology T, class W, class B>
+void Machine<T, W, B>::begin_compute(Task& t, Nanoseconds d) {
+  t.remaining = d + t.extra;
+  t.work += t.remaining;
+  t.extra = Nanoseconds{0};
+  t.computing = true;
+}
+
+// Effects: runs `t`'s instant steps on `c` until it computes, blocks or
+// exits. Throws std::logic_error for a loop with no blocking or compute.
+template <taskplace::Topology T, class W, class B>
+auto Machine<T, W, B>::step(Task& t, CpuId c) -> StepResult {
+  const auto& prog = t.spec->program;
+  for (std::uint32_t guard = 0;; ++guard) {
+    if (guard > 100'000) throw std::logic_error("task " + t.spec->name + " loops without computing or blocking");
+    if (t.pc >= prog.size()) return finish(t, c);
+    const Step& s = prog[t.pc];
+    switch (s.op) {
+      case Op::compute:
+      case Op::compute_exp: {
+        ++t.pc;
+        const Nanoseconds d = s.op == Op::compute ? s.d : rng_.exponential(s.d);
+        if (d.count() <= 0) break;
+        begin_compute(t, d);
+        return StepResult::compute;
+      }
+      case Op::send: send(t, s.target, c, now_, s.sync); ++t.pc; break;
+      case Op::send_rr: {
+        const auto& g = w_.groups[s.target];
+        const std::uint32_t to = g[t.rr[t.pc]++ % g.size()];
+        ++t.pc;
+        if (to != t.id) send(t, to, c, now_, s.sync);
+        break;
+      }
+      case Op::reply:
+      case Op::respond:
+        ++t.pc;
+        if (t.has_last) send(t, t.last.from, c, s.op == Op::respond ? t.last.stamp : now_, s.sync);
+        break;
+      case Op::nudge: {
+        ++t.pc;
+        const auto& g = w_.groups[s.target];
+        if (g.size() > 1 && rng_.chance(s.permille)) {
+          const std::uint32_t to = g[rng_.below(static_cast<std::uint32_t>(g.size()))];
+          Task& u = tasks_[to];
+          if (to != t.id && u.state == TaskState::waiting) {
+            u.spurious = true;
+            wake(u, &t, c, false);
+          }
+        }
+        break;
+      }
+      case Op::wait:
+        if (!t.mailbox.empty()) {
+          t.last = t.mailbox.pop_front();
+          t.has_last = true;
+          t.extra += cost_.message_cost(t.last.from_cpu, c);
+          ++t.pc;
+          break;
+        }
+        block(t, c, TaskState::waiting);
+        return StepResult::blocked;
+      case Op::sleep:
+      case Op::sleep_exp: {
+        ++t.pc;
+        const Nanoseconds d = s.op == Op::sleep ? s.d : rng_.exponential(s.d);
+        block(t, c, TaskState::sleeping);
+        push(now_ + d, EventKind::timer, t.id, 0);
+        return StepResult::blocked;
+      }
+      case Op::count:
+        ++t.pc;
+        if (measuring_) {
+          ++r_.completions;
+          const Nanoseconds from = t.has_last ? t.last.stamp : t.last_count;
+          latencies_.push_back((now_ - from).count());
+        }
+        t.last_count = now_;
+        break;
+      case Op::loop:
+        if (s.times == 0 || t.loops < s.times) {
+          ++t.loops;
+          t.pc = 0;
+        } else {
+          ++t.pc;
+        }
+        break;
+      case Op::end: return finish(t, c);
+    }
+  }
+}
+
+template <taskplace::Topology T, class W, class B>
+auto Machine<T, W, B>::finish(Task& t, CpuId c) -> StepResult {
+  leave_cpu(t, c);
+  t.state = TaskState::done;
+  ++done_;
+  if (done_ == tasks_.size()) all_done_at_ = now_;
+  return StepResult::done;
+}
+
+template <taskplace::Topology T, class W, class B>
+void Machine<T, W, B>::block(Task& t, CpuId c, TaskState st) {
+  leave_cpu(t, c);
+  t.state = st;
+  const Cpu& k = cpus_[c];
+  placer_.task_sleeps(t.ps, t.key, rst_[c], k.queue.empty() && k.pending == 0, now_);
+}
+
+template <taskplace::Topology T, class W, class B>
+void Machine<T, W, B>::send(Task& from, std::uint32_t to, CpuId c, Nanoseconds stamp, bool sync) {
+  Task& u = tasks_[to];
+  u.mailbox.push_back({from.id, c, stamp});
+  if (u.state == TaskState::waiting) wake(u, &from, c, sync);
+}
+
+// Effects: asks the placer where `u` runs and sends it there: at once on
+// the waking CPU, after remote_wakeup elsewhere.
+template <taskplace::Topology T, class W, class B>
+void Machine<T, W, B>::wake(Task& u, Task* waker, CpuId c, bool sync) {
+  static_assert(taskplace::MachineState<View>);
+  typename Placer::Wakeup w;
+  w.waker = waker != nullptr ? &waker->ps : nullptr;
+  w.waker_key = waker != nullptr ? waker->key : taskplace::no_task;
+  w.wakee = &u.ps;
+  w.wakee_key = u.key;
+  w.waking_cpu = c;
+  w.prev_cpu = u.last_cpu;
+  w.sync = sync;
+  w.wakee_load = 0;  // load(c) counts runnable tasks only (affine input docs)
+  const taskplace::Placement p = placer_.place(w, View{this}, now_);
+  if (trace_ != nullptr)
+    trace_->wake(now_, u.spec->name, c, p.cpu, taskplace::to_string(p.affine),
+                 taskplace::to_string(p.reason), p.wide, sync);
+  u.state = TaskState::in_flight;
+  u.cpu = p.cpu;
+  if (p.cpu == c) {
+    enqueue(u, c, true);
+  } else {
+    ++cpus_[p.cpu].pending;
+    refresh(p.cpu);
+    push(now_ + costs_.remote_wakeup, EventKind::arrival, u.id, 0);
+  }
+}
+
+template <taskplace::Topology T, class W, class B>
+void Machine<T, W, B>::on_arrival(Task& u) {
+  Cpu& k = cpus_[u.cpu];
+  --k.pending;
+  enqueue(u, u.cpu, true);
+}
+
+template <taskplace::Topology T, class W, class B>
+void Machine<T, W, B>::on_timer(Task& u) {
+  if (u.state != TaskState::sleeping) return;
+  wake(u, nullptr, u.last_cpu, false);
+}
+
+}  // namespace taskplace_sim

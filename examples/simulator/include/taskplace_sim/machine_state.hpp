@@ -1,0 +1,117 @@
+// taskplace_sim/machine_state.hpp: the records the simulated machine keeps
+// per task and per CPU, and the small types they use.
+//
+// Kernel analogue: the parts of task_struct / sched_entity and of struct rq
+// the simulation needs (state, vruntime, where it last ran; the queue, the
+// current task, min_vruntime, the balance bookkeeping).
+//
+//   taskplace_sim::Mailbox box;
+//   box.push_back({.from = 1});
+//   const Msg m = box.pop_front();
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "taskplace/types.hpp"
+#include "taskplace_sim/workload.hpp"
+
+namespace taskplace_sim {
+
+using taskplace::CpuId;
+using taskplace::Nanoseconds;
+using taskplace::TaskKey;
+
+enum class TaskState : std::uint8_t { runnable, running, waiting, sleeping, in_flight, done };
+enum class CpuMode : std::uint8_t { idle, running, overhead };
+
+// A Clock whose time the simulator moves (the balancer times its pulls).
+struct SimClock {
+  const Nanoseconds* t;
+  Nanoseconds now() const noexcept { return *t; }
+};
+
+// A message: who sent it, from which CPU, and the stamp latency counts from.
+struct Msg {
+  std::uint32_t from = 0;
+  CpuId from_cpu = taskplace::no_cpu;
+  Nanoseconds stamp{0};
+};
+
+// A FIFO of messages in one growable ring (no allocation per message once
+// it has reached the task's working depth).
+class Mailbox {
+ public:
+  bool empty() const noexcept { return size_ == 0; }
+  std::size_t size() const noexcept { return size_; }
+  void push_back(const Msg& m) {
+    if (size_ == buf_.size()) grow();
+    buf_[(head_ + size_) & (buf_.size() - 1)] = m;
+    ++size_;
+  }
+  // Precondition: !empty().
+  Msg pop_front() noexcept {
+    const Msg m = buf_[head_];
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    --size_;
+    return m;
+  }
+
+ private:
+  void grow() {
+    std::vector<Msg> bigger(buf_.empty() ? 4 : buf_.size() * 2);
+    for (std::size_t i = 0; i < size_; ++i) bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
+    buf_.swap(bigger);
+    head_ = 0;
+  }
+  std::vector<Msg> buf_;  // size a power of two
+  std::size_t head_ = 0, size_ = 0;
+};
+
+// One simulated task. `PlacerState` is the WakePlacer's per-task state.
+template <class PlacerState>
+struct TaskRecord {
+  const TaskSpec* spec = nullptr;
+  std::uint32_t id = 0;
+  TaskKey key = 0;
+  TaskState state = TaskState::runnable;
+  std::uint32_t pc = 0;
+  CpuId cpu = 0;                       // queue / running / destination CPU
+  CpuId last_cpu = taskplace::no_cpu;  // where it last ran
+  std::int64_t vruntime = 0;
+  CpuId vr_cpu = taskplace::no_cpu;  // whose min_vruntime frame vruntime is in
+  Nanoseconds remaining{0};          // of the current compute (with penalties)
+  Nanoseconds extra{0};              // message costs owed to the next compute
+  bool computing = false;
+  bool spurious = false;             // woken without a message
+  bool has_last = false;
+  Mailbox mailbox;
+  Msg last{};
+  Nanoseconds last_count{0};
+  Nanoseconds cpu_time{0};           // Invariant: cpu_time + remaining == work
+  Nanoseconds work{0};               // every compute, penalty and cost assigned
+  Nanoseconds last_ran{0};
+  std::int64_t cool_mark = 0;
+  std::uint32_t loops = 0;
+  std::vector<std::uint32_t> rr;     // round-robin position per send_rr step
+  PlacerState ps{};
+};
+
+// One simulated CPU: its run queue and what it is doing.
+struct CpuRecord {
+  CpuMode mode = CpuMode::idle;
+  std::int32_t curr = -1;
+  std::vector<std::uint32_t> queue;  // runnable tasks, not running
+  std::uint32_t pending = 0;         // wake-ups in flight towards this CPU
+  Nanoseconds seg_start{0}, slice_end{0};
+  std::uint64_t gen = 0;             // bumped when the CPU's plan changes
+  std::int64_t min_vruntime = 0;
+  std::int64_t run_total = 0;        // task run time on this CPU, ns
+  bool balancing = false, in_step = false, need_resched = false, idle_stamped = false;
+  bool idle_flag = true;
+  std::uint64_t ticks = 0;
+  std::uint32_t rate = 100;          // percent speed of the current segment
+  std::uint32_t balance_failed = 0;  // periodic balances that found only hot tasks
+};
+
+}  // namespace taskplace_sim

@@ -1,0 +1,36 @@
+// taskplace_sim/placer_view.hpp: the MachineState the WakePlacer reads
+// (concepts.hpp R1-R3, O1, O3): the simulated machine seen as the
+// placer's state adapter.
+//
+// Kernel analogue: what select_task_rq_fair() reads of the run queues:
+// idle_cpu(), rq->nr_running, the load, the LLC's utilisation and (with a
+// reservation policy) the per-CPU reservation.
+//
+// load(c) is 1024 x runnable tasks (sleepers left out, as the affine
+// input docs prescribe with wakee_load = 0); llc_utilization_pct is the
+// share of the LLC's CPUs that are not idle, from a per-LLC idle count the
+// machine keeps up to date (never recounted).
+//
+//   const taskplace::Placement p = placer.place(wakeup, MachineView<Machine>{&m}, now);
+#pragma once
+
+#include <cstdint>
+
+#include "taskplace/types.hpp"
+
+namespace taskplace_sim {
+
+template <class M>
+struct MachineView {
+  const M* m;
+  bool is_idle(taskplace::CpuId c) const { return m->idle_now(c); }
+  std::uint32_t nr_running(taskplace::CpuId c) const { return m->nr_running(c); }
+  std::uint64_t load(taskplace::CpuId c) const { return std::uint64_t{1024} * m->nr_running(c); }
+  std::uint32_t llc_utilization_pct(taskplace::CpuId c) const {
+    const auto size = m->cost_.llc_size(c);
+    return 100u * (size - m->llc_idle_[m->cost_.llc_of(c)]) / size;
+  }
+  const auto& reservation(taskplace::CpuId c) const { return m->rst_[c]; }
+};
+
+}  // namespace taskplace_sim
