@@ -149,3 +149,27 @@ tp_ctest_totals() {
   total="$(sed -E 's/^[0-9]+% tests passed, ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")"
   echo "$((total - failed)) $failed"
 }
+
+# tp_build_demo <build-dir> <c++ compiler> <extra cache args...>: installs
+# what is missing, configures <build-dir> with the examples on (Debug
+# unless an argument says otherwise), builds the example program
+# `taskplace_demo` and prints the path of its executable. Build output
+# goes to stderr.
+tp_build_demo() {
+  local dir="$1" cxx="$2"
+  shift 2
+  tp_ensure_packages
+  tp_configure "$dir" "$cxx" -DTASKPLACE_BUILD_EXAMPLES=ON "$@" >&2 ||
+    tp_die "configure of $dir failed"
+  # Both generators list their targets under `help`: Ninja as `name: phony`,
+  # Makefiles as `... name`.
+  if ! cmake --build "$dir" --target help 2>/dev/null |
+       grep -Eq '(^|[ .])taskplace_demo(:|$| )'; then
+    tp_die "no target named taskplace_demo: it is defined by examples/ (is examples/CMakeLists.txt adding it?)"
+  fi
+  tp_build "$dir" taskplace_demo >&2 || tp_die "build of taskplace_demo failed"
+  local demo
+  demo="$(find "$dir" -type f -name taskplace_demo -perm -u+x -print -quit)"
+  [ -n "$demo" ] || tp_die "taskplace_demo was built but its executable is not under $dir"
+  printf '%s\n' "$demo"
+}
