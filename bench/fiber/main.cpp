@@ -19,6 +19,7 @@
 
 #include <boost/fiber/all.hpp>
 
+#include "fiber_pool.hpp"
 #include "fiber_workloads.hpp"
 #include "taskplace_fiber/algorithm.hpp"
 
@@ -28,36 +29,7 @@ struct Counters {
   std::int64_t migrations = -1, steals = -1, placed_remote = -1;
 };
 
-// Effects: runs `body` as the main fiber of worker 0, with workers 1..n-1
-// serving fibers until it returns; `install(w)` installs the algorithm on
-// worker w's thread.
-template <class Install, class Body>
-void run_pool(std::uint32_t n, Install install, Body body) {
-  boost::fibers::mutex m;
-  boost::fibers::condition_variable cv;
-  bool done = false;
-  std::atomic<std::uint32_t> ready{0};
-  std::vector<std::thread> threads;
-  for (std::uint32_t w = 1; w < n; ++w)
-    threads.emplace_back([&, w] {
-      install(w);
-      ready.fetch_add(1);
-      std::unique_lock lk(m);
-      cv.wait(lk, [&] { return done; });
-    });
-  std::thread lead([&] {
-    install(0);
-    while (ready.load() != n - 1) boost::this_fiber::yield();
-    body();
-    {
-      std::unique_lock lk(m);
-      done = true;
-    }
-    cv.notify_all();
-  });
-  lead.join();
-  for (auto& t : threads) t.join();
-}
+using workloads::fiber::run_pool;
 
 template <class WakeTraits>
 Counters run_taskplace(std::uint32_t n, const std::function<void()>& body) {

@@ -1,16 +1,26 @@
 // The pool benchmark: every workload on the example pool under each wake
-// policy set, and pipe / pgbench on the post-based peers, interleaved:
-// each repetition runs every configuration once, in turn, so that drift
-// (other load on the machine, frequency changes) hits all alike. Prints
-// medians over the repetitions and each configuration's throughput ratio
-// against Current measured in the same run.
+// policy set and on the peers found here (oneTBB and Boost.Asio in
+// continuation style, Boost.Fiber work_stealing and shared_work with its
+// channels), interleaved: each repetition runs every configuration once, in
+// turn, so that drift (other load on the machine, frequency changes) hits
+// all alike. Prints medians over the repetitions and each configuration's
+// throughput ratio against Current measured in the same repetition.
+// Boost.Fiber's work_stealing keeps its workers in process-wide statics, so
+// each Boost.Fiber run is a child process (this program, `--fiber-child`).
 //
-//   taskplace_pool_bench [--reps N] [--quick]
+//   taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD]
 #include <algorithm>
+#include <cinttypes>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,7 +34,12 @@
 #endif
 #if TASKPLACE_BENCH_ASIO
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#endif
+#if TASKPLACE_BENCH_FIBER
+#include "fiber_pool.hpp"
+#include "fiber_workloads.hpp"
 #endif
 
 namespace {
@@ -39,26 +54,107 @@ Run pool_runner(const std::string& name) {
   };
 }
 
+constexpr std::uint64_t no_count = std::numeric_limits<std::uint64_t>::max();
+
 #if TASKPLACE_BENCH_TBB
+// oneTBB has no timers: udp_rr's pause is a timer thread that enqueues.
 struct TbbExec {
   tbb::task_arena* arena;
+  workloads::TimerThread* timers;
   void post(std::function<void()> f) { arena->enqueue(std::move(f)); }
+  void after(std::int64_t ns, std::function<void()> f) {
+    timers->after(ns, [a = arena, f = std::move(f)]() mutable { a->enqueue(std::move(f)); });
+  }
 };
 #endif
 #if TASKPLACE_BENCH_ASIO
 struct AsioExec {
   boost::asio::thread_pool* pool;
   void post(std::function<void()> f) { boost::asio::post(*pool, std::move(f)); }
+  void after(std::int64_t ns, std::function<void()> f) {
+    auto t = std::make_shared<boost::asio::steady_timer>(*pool, std::chrono::nanoseconds{ns});
+    t->async_wait([t, f = std::move(f)](const boost::system::error_code&) { f(); });
+  }
 };
 #endif
 
-template <class F>
-Run peer_runner(F run_one) {
-  return [run_one](const std::string& w, const workloads::Sizes& s) -> workloads::Result {
-    if (w != "pipe" && w != "pgbench") return workloads::Result{};  // not implemented: skipped
-    return run_one(w, s);
+// The sizes travel to a child process as ten numbers.
+std::string sizes_args(const workloads::Sizes& s) {
+  char b[256];
+  std::snprintf(b, sizeof b, "%u %u %u %u %u %u %u %u %u %u", s.pipe_rounds, s.pgbench_clients,
+                s.pgbench_requests, s.pgbench_work_ns, s.hackbench_groups, s.hackbench_loops,
+                s.hackbench_fanout, s.udp_pairs, s.udp_transactions, s.udp_sleep_ns);
+  return b;
+}
+
+#if TASKPLACE_BENCH_FIBER
+// The child: one Boost.Fiber run, one line "FIBER seconds ops p50 p99".
+int fiber_child(int argc, char** argv) {
+  if (argc < 14) return 2;
+  const std::string algo = argv[2], w = argv[3];
+  workloads::Sizes s;
+  std::uint32_t* f[] = {&s.pipe_rounds, &s.pgbench_clients, &s.pgbench_requests, &s.pgbench_work_ns,
+                        &s.hackbench_groups, &s.hackbench_loops, &s.hackbench_fanout, &s.udp_pairs,
+                        &s.udp_transactions, &s.udp_sleep_ns};
+  for (int i = 0; i < 10; ++i) *f[i] = static_cast<std::uint32_t>(std::strtoul(argv[4 + i], nullptr, 10));
+  const auto n = std::max(1u, std::thread::hardware_concurrency());
+  workloads::LatencyLog log;
+  std::uint64_t ops = 0;
+  std::int64_t elapsed = 0;
+  std::string error;
+  auto body = [&] {
+    try {
+      const std::int64_t t0 = workloads::now_ns();
+      ops = workloads::fiber::run(w, s, log);
+      elapsed = workloads::now_ns() - t0;
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  };
+  if (algo == "work_stealing")
+    workloads::fiber::run_pool(n, [&](std::uint32_t) {
+      boost::fibers::use_scheduling_algorithm<boost::fibers::algo::work_stealing>(n, true);
+    }, body);
+  else
+    workloads::fiber::run_pool(n, [&](std::uint32_t) {
+      boost::fibers::use_scheduling_algorithm<boost::fibers::algo::shared_work>(true);
+    }, body);
+  if (!error.empty()) {
+    std::fprintf(stderr, "%s on Fiber %s: %s\n", w.c_str(), algo.c_str(), error.c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  auto r = workloads::finish(w, algo, elapsed, ops, log);
+  std::printf("FIBER %.6f %" PRIu64 " %.3f %.3f\n", r.seconds, r.ops, r.p50_us, r.p99_us);
+  std::fflush(stdout);
+  std::_Exit(0);  // work_stealing's static schedulers are never torn down cleanly
+}
+
+Run fiber_runner(const std::string& self, const std::string& algo, const std::string& name) {
+  return [self, algo, name](const std::string& w, const workloads::Sizes& s) -> workloads::Result {
+    const std::string cmd = "'" + self + "' --fiber-child " + algo + " " + w + " " + sizes_args(s);
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) throw std::runtime_error("popen failed");
+    char line[256] = {};
+    double sec = 0, p50 = 0, p99 = 0;
+    std::uint64_t ops = 0;
+    bool ok = false;
+    while (std::fgets(line, sizeof line, p) != nullptr)
+      if (std::sscanf(line, "FIBER %lf %" SCNu64 " %lf %lf", &sec, &ops, &p50, &p99) == 4) ok = true;
+    if (::pclose(p) != 0 || !ok) throw std::runtime_error(w + " on " + name + ": the child run failed");
+    workloads::Result r;
+    r.workload = w;
+    r.runtime = name;
+    r.seconds = sec;
+    r.ops = ops;
+    r.throughput = sec > 0 ? static_cast<double>(ops) / sec : 0;
+    r.p50_us = p50;
+    r.p99_us = p99;
+    r.migrations = no_count;
+    return r;
   };
 }
+#endif
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -69,11 +165,16 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#if TASKPLACE_BENCH_FIBER
+  if (argc > 1 && !std::strcmp(argv[1], "--fiber-child")) return fiber_child(argc, argv);
+#endif
   int reps = 3;
   bool quick = false;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
   }
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
 
@@ -85,20 +186,26 @@ int main(int argc, char** argv) {
       {"CacheHot", pool_runner<taskplace::traits::CacheHot<>>("CacheHot")},
   };
 #if TASKPLACE_BENCH_TBB
-  configs.emplace_back("oneTBB", peer_runner([threads](const std::string& w, const workloads::Sizes& s) {
+  configs.emplace_back("oneTBB", [threads](const std::string& w, const workloads::Sizes& s) {
+    workloads::TimerThread timers;
     tbb::task_arena arena(static_cast<int>(threads));
-    TbbExec ex{&arena};
-    return w == "pipe" ? workloads::cont::pipe(ex, s, "oneTBB") : workloads::cont::pgbench(ex, s, "oneTBB");
-  }));
+    TbbExec ex{&arena, &timers};
+    return workloads::cont::run(ex, w, s, "oneTBB");
+  });
 #endif
 #if TASKPLACE_BENCH_ASIO
-  configs.emplace_back("Asio", peer_runner([threads](const std::string& w, const workloads::Sizes& s) {
+  configs.emplace_back("Asio", [threads](const std::string& w, const workloads::Sizes& s) {
     boost::asio::thread_pool tp(threads);
     AsioExec ex{&tp};
-    auto r = w == "pipe" ? workloads::cont::pipe(ex, s, "Asio") : workloads::cont::pgbench(ex, s, "Asio");
+    auto r = workloads::cont::run(ex, w, s, "Asio");
     tp.join();
     return r;
-  }));
+  });
+#endif
+#if TASKPLACE_BENCH_FIBER
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  configs.emplace_back("Fiber work_stealing", fiber_runner(self, "work_stealing", "Fiber work_stealing"));
+  configs.emplace_back("Fiber shared_work", fiber_runner(self, "shared_work", "Fiber shared_work"));
 #endif
 
   // (workload label, sizes) in the order they run.
@@ -127,6 +234,9 @@ int main(int argc, char** argv) {
     s.udp_transactions = 2'000 / div;
     cases.emplace_back("udp_rr", s);
   }
+
+  if (!only.empty())
+    std::erase_if(cases, [&](const auto& c) { return c.first != only && c.first.substr(0, c.first.find('/')) != only; });
 
   std::map<std::pair<std::string, std::string>, std::vector<workloads::Result>> results;
   std::map<std::pair<std::string, std::string>, std::vector<double>> ratios;
@@ -159,12 +269,13 @@ int main(int argc, char** argv) {
         mig.push_back(static_cast<double>(r.migrations));
       }
       const auto& last = it->second.back();
-      char aff[32] = "n/a", st[32] = "n/a", sk[32] = "n/a";
+      char aff[32] = "n/a", st[32] = "n/a", sk[32] = "n/a", mg[32] = "n/a";
+      if (last.migrations != no_count) std::snprintf(mg, sizeof mg, "%.0f", median(mig));
       if (last.affine_pct >= 0) std::snprintf(aff, sizeof aff, "%.1f", last.affine_pct);
       if (last.steal_attempts >= 0) std::snprintf(st, sizeof st, "%lld", static_cast<long long>(last.steal_attempts));
       if (last.skips >= 0) std::snprintf(sk, sizeof sk, "%lld", static_cast<long long>(last.skips));
-      std::printf("| %s | %s | %.0f | %.2f | %.1f | %.1f | %.0f | %s | %s | %s |\n", label.c_str(), name.c_str(),
-                  median(tp), median(ratios[{label, name}]), median(p50), median(p99), median(mig), aff, st, sk);
+      std::printf("| %s | %s | %.0f | %.2f | %.1f | %.1f | %s | %s | %s | %s |\n", label.c_str(), name.c_str(),
+                  median(tp), median(ratios[{label, name}]), median(p50), median(p99), mg, aff, st, sk);
     }
   }
   return 0;

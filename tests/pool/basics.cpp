@@ -267,10 +267,10 @@ task<void> pong(Channel<int>& in, Channel<int>& out) {
   while (auto v = co_await in.recv()) co_await out.send(*v);
 }
 template <class Pool>
-task<void> ping_pong(Pool& p, int n) {
+task<void> ping_pong(Pool& p, int n, taskplace_pool::WakeHint hint = taskplace_pool::WakeHint::sync) {
   // Rendezvous channels: every message is exactly one wake-up (whichever
   // side comes second wakes the one waiting).
-  Channel<int> a{0}, b{0};
+  Channel<int> a{0, hint}, b{0, hint};
   auto x = p.spawn(pong(a, b));
   auto y = p.spawn(ping(a, b, n));
   co_await y;
@@ -307,6 +307,58 @@ TEST_CASE("every wake-up between tasks is placed by the placer", "[pool][placeme
     CHECK(idle_found + ps.get(taskplace::WakeCounter::target_busy) ==
           ps.get(taskplace::WakeCounter::wakeups));
   }
+}
+
+namespace {
+// Counts the placements the affine step's sync rule decided.
+struct SyncRuleHook {
+  static inline std::atomic<std::uint64_t> decided{0};
+  void operator()(const taskplace::WakeEvent& e) const noexcept {
+    if (e.placement.affine == taskplace::AffineReason::sync) decided.fetch_add(1, std::memory_order_relaxed);
+  }
+};
+struct CurrentWithSyncHook : taskplace::traits::Current {
+  using Hook = SyncRuleHook;
+};
+}  // namespace
+
+TEST_CASE("channel wake-ups carry the sync hint unless the channel is async", "[pool][placement]") {
+  // Two tasks on two workers: a wake-up from the busy waking worker whose
+  // queue is empty is decided by the sync rule exactly when it has the hint.
+  // Preempted workers stay idle here, so that Current keeps spreading the
+  // pair (wake-ups within one worker never reach the affine step).
+  const int n = static_cast<int>(pool_test::sized(5000));
+  PoolOptions spread;
+  spread.preempted_for = 0ns;
+  SECTION("sync (the default): the sync rule decides") {
+    SyncRuleHook::decided = 0;
+    UniformPool<CurrentWithSyncHook> pool{pool_test::two_cpus(), spread};
+    pool.block_on(ping_pong(pool, n));
+    CHECK(SyncRuleHook::decided.load() > 2);
+  }
+  SECTION("async: only the two join wake-ups can be sync") {
+    SyncRuleHook::decided = 0;
+    UniformPool<CurrentWithSyncHook> pool{pool_test::two_cpus(), spread};
+    pool.block_on(ping_pong(pool, n, taskplace_pool::WakeHint::async));
+    CHECK(SyncRuleHook::decided.load() <= 2);
+    CHECK(pool.stats().wakeups >= static_cast<std::uint64_t>(2 * n));
+  }
+}
+
+TEST_CASE("a worker that lost its CPU lately is not idle to the placer", "[pool][placement]") {
+  // With a 1 ns gap every spinning or woken worker counts as preempted, so
+  // Current finds no idle worker and keeps each wakee on the waking one
+  // (sync rule, then nothing idle); without the rule it spreads the pair.
+  const int n = static_cast<int>(pool_test::sized(5000));
+  PoolOptions always;
+  always.preempt_gap = 1ns;
+  always.preempted_for = 1s;
+  UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus(), always};
+  pool.block_on(ping_pong(pool, n));
+  const auto st = pool.stats();
+  CHECK(st.wakeups >= static_cast<std::uint64_t>(2 * n));
+  CHECK(st.affine_wakeups * 10 >= st.wakeups * 9);
+  CHECK(pool.placer_stats().get(taskplace::WakeCounter::idle_prev) * 10 <= st.wakeups);
 }
 
 TEST_CASE("a worker that runs dry goes through the newidle balance", "[pool][balance]") {

@@ -7,7 +7,7 @@
 // pool: they reach it through that table.
 //
 //   auto* self = taskplace_pool::detail::current_task();   // on a worker
-//   taskplace_pool::detail::wake(self, handle);            // queue it again
+//   taskplace_pool::detail::wake(self, handle, WakeHint::sync);  // queue it again
 #pragma once
 
 #include <coroutine>
@@ -22,6 +22,14 @@ using taskplace::CpuId;
 using taskplace::Nanoseconds;
 using taskplace::no_cpu;
 
+// What the waker tells the placer about itself (WakePlacer::Wakeup::sync).
+// sync: the waking task is about to block, so its worker is about to run
+// nothing else (kernel WF_SYNC, which pipes and UNIX sockets pass on every
+// read and write wake-up, and an exiting task passes to its parent). It is
+// a hint: the waker may still run on. async: nothing is known (kernel
+// futex wake-ups).
+enum class WakeHint : std::uint8_t { async, sync };
+
 namespace detail {
 
 struct TaskControl;
@@ -29,7 +37,7 @@ struct TaskControl;
 // The pool's entry points, one static table per pool type. No virtuals:
 // plain function pointers, so a TaskControl stays a standard-layout record.
 struct PoolOps {
-  void (*wake)(void* pool, TaskControl* task);        // queue via WakePlacer::place
+  void (*wake)(void* pool, TaskControl* task, WakeHint hint);  // queue via WakePlacer::place
   void (*block)(void* pool, TaskControl* task);       // about to sleep (reservations)
   void (*timer)(void* pool, TaskControl* task, Nanoseconds delay);     // sleep on this worker
   void (*yield)(void* pool, TaskControl* task);       // back of this worker's queue
@@ -71,10 +79,11 @@ inline TaskControl* current_task() {
 }
 
 // Effects: records where to resume and hands the task to its pool, which
-// asks WakePlacer::place where it runs. Called without locks held.
-inline void wake(TaskControl* t, std::coroutine_handle<> h) {
+// asks WakePlacer::place where it runs, passing `hint` as its sync flag
+// when the caller is a task on that pool. Called without locks held.
+inline void wake(TaskControl* t, std::coroutine_handle<> h, WakeHint hint = WakeHint::async) {
   t->resume = h;
-  t->ops->wake(t->pool, t);
+  t->ops->wake(t->pool, t, hint);
 }
 
 // Effects: tells the pool the task is about to sleep on its current worker

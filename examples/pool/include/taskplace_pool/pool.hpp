@@ -3,8 +3,9 @@
 // taskplace::IdleBalancer.
 //
 // One worker thread per CPU of the topology, pinned where the OS allows;
-// per-worker run queues (mutex + deque); a wake-up asks the placer for a
-// CPU and queues the task there; a worker that runs dry balances (steals
+// per-worker run queues (mutex + deque, plus a lock-free hand-off slot for
+// sync wake-ups kept on the waker's worker); a wake-up asks the placer for
+// a CPU and queues the task there; a worker that runs dry balances (steals
 // from the CPUs of each level, as far as the cost budget allows), spins
 // briefly, then parks on a futex. Kernel analogue: the runqueues of
 // kernel/sched/core.c with try_to_wake_up(), newidle_balance() and the
@@ -17,6 +18,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -68,6 +70,19 @@ struct PoolOptions {
   // A worker with queued work at its tick wakes one parked worker, which
   // steals (kernel nohz_balancer_kick). default true.
   bool kick_idle_on_tick = true;
+  // default 1us; kernel: the thread's timer slack (PR_SET_TIMERSLACK,
+  // 50us unless set). How late the kernel may end a parked worker's futex
+  // wait for its next timer: the precision of sleep_for. 0: leave the
+  // thread's own slack.
+  Nanoseconds timer_slack = 1us;
+  // default 50us; kernel: none. A worker that finds it lost its CPU for
+  // longer than this (a gap in its spin loop, a late return from its
+  // futex) counts as preempted: its CPU is shared with other threads.
+  Nanoseconds preempt_gap = 50us;
+  // default 8ms (two ticks); kernel: vcpu_is_preempted() in
+  // available_idle_cpu(). How long after a preemption the placer is told
+  // that the worker is not idle, however empty its queue. 0: never.
+  Nanoseconds preempted_for = 8ms;
 };
 
 // Counters summed over the workers; each is a relaxed atomic.
@@ -147,8 +162,10 @@ struct Root {
 // The pool. `Topo` is any taskplace::Topology (one worker per CPU);
 // `WakeTraits` a WakePlacer traits set (taskplace::traits::Current,
 // AlwaysAffine, PrevCpu, Wang2013, CacheHot<>); `BalanceTraits` an
-// IdleBalancer traits set. Both get AtomicStats so the counters can be read
-// while the pool runs.
+// IdleBalancer traits set. Each worker has its own placer and balancer (so
+// their counters are never written by two CPUs), with AtomicStats so the
+// counters can be read while the pool runs; placer_stats() and
+// balancer_stats() sum them.
 // Thread-safety: spawn / block_on / stats from any thread; shutdown from
 // one thread off the pool.
 template <taskplace::Topology Topo = taskplace::SysfsTopology, class WakeTraits = taskplace::traits::Current,
@@ -165,6 +182,8 @@ class Pool {
   using placer_type = taskplace::WakePlacer<Topo, placer_traits>;
   using balancer_type = taskplace::IdleBalancer<Topo, balancer_traits>;
   using reservation_policy = typename placer_type::reservation_policy;
+  using placer_stats_type = taskplace::PlainStats::counters<taskplace::WakeCounter>;
+  using balancer_stats_type = taskplace::PlainStats::counters<taskplace::BalanceCounter>;
   using reservation_cpu_state = typename reservation_policy::cpu_state;
 
   // A spawned task: the pool's part and the placer's per-task state.
@@ -175,15 +194,14 @@ class Pool {
   // Effects: starts cpu_count() workers. Throws std::invalid_argument if
   // the topology has no CPU.
   explicit Pool(Topo topology, PoolOptions options = {})
-      : topo_(std::move(topology)), opts_(options), placer_(topo_), balancer_(topo_),
-        n_(static_cast<CpuId>(topo_.cpu_count())) {
+      : topo_(std::move(topology)), opts_(options), placer_(topo_), n_(static_cast<CpuId>(topo_.cpu_count())) {
     if (n_ == 0) throw std::invalid_argument("taskplace_pool::Pool: the topology has no CPU");
     workers_.reserve(n_);
     const Nanoseconds now = clock_.now();
     for (CpuId c = 0; c < n_; ++c) {
-      workers_.push_back(std::make_unique<Worker>());
+      workers_.push_back(std::make_unique<Worker>(topo_));
       workers_.back()->cpu = c;
-      workers_.back()->bstate = balancer_.make_state(c, now);
+      workers_.back()->bstate = workers_.back()->balancer.make_state(c, now);
     }
     for (CpuId c = 0; c < n_; ++c) workers_[c]->thread = std::thread([this, c] { run_worker(c); });
   }
@@ -290,22 +308,50 @@ class Pool {
     }
     external_wakeups_.store(0, std::memory_order_relaxed);
     placer_.stats().reset();
-    balancer_.stats().reset();
+    for (auto& w : workers_) {
+      w->placer.stats().reset();
+      w->balancer.stats().reset();
+    }
   }
-  const typename placer_type::stats_type& placer_stats() const noexcept { return placer_.stats(); }
-  const typename balancer_type::stats_type& balancer_stats() const noexcept { return balancer_.stats(); }
+  // Returns: the placers' counters summed over the workers (and the placer
+  // of wake-ups from off the pool), a snapshot.
+  placer_stats_type placer_stats() const noexcept {
+    placer_stats_type out;
+    auto add = [&](const auto& st) {
+      for (std::size_t i = 0; i < static_cast<std::size_t>(taskplace::WakeCounter::count_); ++i)
+        out.add(static_cast<taskplace::WakeCounter>(i), st.get(static_cast<taskplace::WakeCounter>(i)));
+    };
+    add(placer_.stats());
+    for (auto& w : workers_) add(w->placer.stats());
+    return out;
+  }
+  // Returns: the balancers' counters summed over the workers, a snapshot.
+  balancer_stats_type balancer_stats() const noexcept {
+    balancer_stats_type out;
+    for (auto& w : workers_)
+      for (std::size_t i = 0; i < static_cast<std::size_t>(taskplace::BalanceCounter::count_); ++i)
+        out.add(static_cast<taskplace::BalanceCounter>(i),
+                w->balancer.stats().get(static_cast<taskplace::BalanceCounter>(i)));
+    return out;
+  }
   const Topo& topology() const noexcept { return topo_; }
 
   // The MachineState the placer reads: a view over the workers.
   // Invariant: answers are snapshots; workers change them concurrently.
   class Machine {
    public:
-    explicit Machine(const Pool& p) noexcept : p_(&p) {}
-    // Nothing running and nothing queued (kernel available_idle_cpu).
+    // `now`: the time the answers are for (is_idle's preemption window);
+    // the default ignores preemptions.
+    explicit Machine(const Pool& p, Nanoseconds now = Nanoseconds::max()) noexcept : p_(&p), now_(now) {}
+    // Nothing running, nothing queued, and the worker's thread not
+    // preempted lately (kernel available_idle_cpu: idle, and the vCPU not
+    // preempted by the hypervisor; here the other threads of the OS play
+    // the hypervisor).
     bool is_idle(CpuId c) const noexcept {
       const Worker& w = *p_->workers_[c];
       return w.running.load(std::memory_order_relaxed) == 0 &&
-             w.queued.load(std::memory_order_relaxed) == 0;
+             w.queued.load(std::memory_order_relaxed) == 0 &&
+             w.preempted_until.load(std::memory_order_relaxed) <= now_.count();
     }
     std::uint32_t nr_running(CpuId c) const noexcept {
       const Worker& w = *p_->workers_[c];
@@ -334,6 +380,7 @@ class Pool {
 
    private:
     const Pool* p_;
+    Nanoseconds now_;
   };
 
   // Records a finished task (called by its root frame, on its worker).
@@ -348,19 +395,32 @@ class Pool {
   }
 
  private:
+  static constexpr std::uint32_t next_streak_max = 16;
   static constexpr std::uint32_t park_awake = 0, park_parked = 1, park_woken = 2, park_kicked = 3;
 
   struct alignas(64) Worker {
+    explicit Worker(const Topo& t) : placer(t), balancer(t) {}
     std::mutex m;  // guards q and timers
     std::deque<detail::TaskControl*> q;
+    detail::TaskControl* next = nullptr;  // hand-off slot (enqueue_next), owner only
+    std::uint32_t next_streak = 0;        // slot tasks run in a row, owner only
     std::vector<std::pair<std::int64_t, detail::TaskControl*>> timers;  // min-heap
     std::atomic<std::uint32_t> queued{0};
     std::atomic<std::uint32_t> running{0};
     std::atomic<std::uint32_t> park{park_awake};
     std::atomic<std::int64_t> next_deadline{INT64_MAX};
+    // Until when the worker counts as preempted (Machine::is_idle); when it
+    // was last unparked (to tell a late wake-up).
+    std::atomic<std::int64_t> preempted_until{INT64_MIN};
+    std::atomic<std::int64_t> unparked_at{0};
     mutable std::mutex res_m;
     reservation_cpu_state res{};
+    placer_type placer;      // places the wake-ups this worker's tasks make
+    balancer_type balancer;  // this worker's newidle balance
     typename balancer_type::state bstate{};  // the worker thread's only
+    // The worker's clock (kernel rq_clock): read once per scheduling round,
+    // used by the placements and sleeps of the task it runs. Owner only.
+    Nanoseconds now{0};
     CpuId cpu = 0;
     std::thread thread;
     std::atomic<std::uint64_t> tasks_run{0}, migrations{0}, wakeups{0}, affine_wakeups{0},
@@ -437,17 +497,33 @@ class Pool {
   void unpark(Worker& w, std::uint32_t why) {
     std::uint32_t expect = park_parked;
     if (w.park.load(std::memory_order_seq_cst) == park_parked &&
-        w.park.compare_exchange_strong(expect, why, std::memory_order_seq_cst))
+        w.park.compare_exchange_strong(expect, why, std::memory_order_seq_cst)) {
+      w.unparked_at.store(clock_.now().count(), std::memory_order_relaxed);
       detail::futex_wake(w.park);
+    }
   }
 
-  // The placement of a woken task: ask the placer, queue it there.
-  void wake_task(detail::TaskControl* t) {
+  // Effects: the worker lost its CPU for `gap` at `now`: if longer than
+  // preempt_gap, it is not idle for the placer for preempted_for.
+  void note_gap(Worker& w, Nanoseconds gap, Nanoseconds now) const noexcept {
+    if (gap > opts_.preempt_gap && opts_.preempted_for > Nanoseconds{0})
+      w.preempted_until.store((now + opts_.preempted_for).count(), std::memory_order_relaxed);
+  }
+
+  // The placement of a woken task: ask the placer, queue it there. The
+  // sync hint counts only from a task (a timer or a thread off the pool is
+  // not about to leave a worker). The machine state is not adjusted for
+  // it: the waker still runs, so its worker is busy with nr_running 1,
+  // which is exactly what the affine step's sync rule looks for (kernel
+  // wake_affine_idle); the idle-sibling search then sees the same busy
+  // worker, as select_idle_sibling does.
+  void wake_task(detail::TaskControl* t, WakeHint hint) {
     auto* ctx = detail::current_context();
     const bool inside = ctx != nullptr && ctx->pool == this;
     const CpuId waking = inside ? ctx->cpu : (t->last_cpu < n_ ? t->last_cpu : 0);
     record_type* waker = inside && ctx->task ? rec(ctx->task) : nullptr;
-    const taskplace::Placement p = placer_.place(
+    const placer_type& placer = inside ? workers_[waking]->placer : placer_;
+    const taskplace::Placement p = placer.place(
         typename placer_type::Wakeup{
             .waker = waker ? &waker->placement : nullptr,
             .waker_key = waker ? key(waker) : taskplace::no_task,
@@ -455,10 +531,11 @@ class Pool {
             .wakee_key = key(t),
             .waking_cpu = waking,
             .prev_cpu = t->last_cpu,
-            .sync = false,
+            .sync = waker != nullptr && hint == WakeHint::sync,
             .wakee_load = 0,
             .waker_load = 1024},
-        Machine{*this}, clock_.now());
+        Machine{*this, inside ? workers_[waking]->now : clock_.now()},
+        inside ? workers_[waking]->now : clock_.now());
     if (inside) {
       Worker& w = *workers_[waking];
       w.wakeups.fetch_add(1, std::memory_order_relaxed);
@@ -466,7 +543,10 @@ class Pool {
     } else {
       external_wakeups_.fetch_add(1, std::memory_order_relaxed);
     }
-    enqueue(p.cpu, t);
+    if (inside && waker != nullptr && hint == WakeHint::sync && p.cpu == waking)
+      enqueue_next(*workers_[waking], t);
+    else
+      enqueue(p.cpu, t);
   }
 
   void block_task(detail::TaskControl* t) {
@@ -475,8 +555,8 @@ class Pool {
       if (ctx == nullptr || ctx->pool != this) return;
       Worker& w = *workers_[ctx->cpu];
       std::lock_guard lk(w.res_m);
-      placer_.task_sleeps(rec(t)->placement, key(t), w.res,
-                          w.queued.load(std::memory_order_relaxed) == 0, clock_.now());
+      w.placer.task_sleeps(rec(t)->placement, key(t), w.res,
+                          w.queued.load(std::memory_order_relaxed) == 0, w.now);
     } else {
       (void)t;
     }
@@ -500,7 +580,10 @@ class Pool {
     enqueue(ctx != nullptr && ctx->pool == this ? ctx->cpu : idlest_worker(), t);
   }
 
-  // Effects: wakes the tasks whose timers expired on w.
+  // Effects: wakes the tasks whose timers expired on w. A parked worker
+  // wakes for its next deadline through the futex timeout, which the
+  // kernel may defer by the thread's timer slack (50 us by default); the
+  // workers ask for timer_slack instead.
   void fire_timers(Worker& w, std::int64_t now) {
     if (w.next_deadline.load(std::memory_order_relaxed) > now) return;
     std::vector<detail::TaskControl*> due;
@@ -515,19 +598,53 @@ class Pool {
                             std::memory_order_relaxed);
     }
     for (auto* t : due) {
-      wake_task(t);  // waker: none (ctx->task is null between tasks)
+      wake_task(t, WakeHint::async);  // waker: none (ctx->task is null between tasks)
       timers_.fetch_sub(1, std::memory_order_seq_cst);
     }
   }
 
+  // Returns: the worker's next task: its hand-off slot first (at most
+  // next_streak_max times in a row, so a pair handing off to each other
+  // cannot starve the queue), else the head of its queue. Owner only.
   detail::TaskControl* pop_local(Worker& w) {
+    if (w.next != nullptr && w.next_streak < next_streak_max) {
+      ++w.next_streak;
+      return take_next(w);
+    }
+    w.next_streak = 0;
     if (w.queued.load(std::memory_order_relaxed) == 0) return nullptr;
-    std::lock_guard lk(w.m);
-    if (w.q.empty()) return nullptr;
-    auto* t = w.q.front();
-    w.q.pop_front();
+    {
+      std::lock_guard lk(w.m);
+      if (!w.q.empty()) {
+        auto* t = w.q.front();
+        w.q.pop_front();
+        w.queued.fetch_sub(1, std::memory_order_relaxed);
+        return t;
+      }
+    }
+    return w.next != nullptr ? take_next(w) : nullptr;
+  }
+  static detail::TaskControl* take_next(Worker& w) noexcept {
+    detail::TaskControl* t = std::exchange(w.next, nullptr);
     w.queued.fetch_sub(1, std::memory_order_relaxed);
     return t;
+  }
+
+  // Effects: a sync wake-up placed on the waker's own worker: the wakee
+  // takes the worker's hand-off slot and runs as soon as the waker blocks
+  // (kernel: the wakee of a sync wake-up on the waker's CPU preempts it
+  // when it sleeps). No lock and no unpark: only this worker's thread
+  // touches the slot, and it is awake. A task already in the slot moves to
+  // the queue's tail. Thieves never take the slot (the waker is about to
+  // leave the worker to it); `queued` counts it.
+  void enqueue_next(Worker& w, detail::TaskControl* t) {
+    runnable_.fetch_add(1, std::memory_order_seq_cst);
+    if (w.next != nullptr) {
+      std::lock_guard lk(w.m);
+      w.q.push_back(w.next);  // still counted in `queued`
+    }
+    w.next = t;
+    w.queued.fetch_add(1, std::memory_order_seq_cst);
   }
 
   // Effects: moves one queued task from a worker of `cpus` to `self`, taken
@@ -585,36 +702,44 @@ class Pool {
     detail::WorkerContext ctx{this, c, nullptr};
     detail::tl_context = &ctx;
     pin(c);
+    if (opts_.timer_slack > Nanoseconds{0})
+      (void)::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(opts_.timer_slack.count()), 0, 0, 0);
     started_.fetch_add(1);
     bool idle = false;
     Nanoseconds last_tick = clock_.now();
     for (;;) {
+      // One clock read per task while busy: it serves the timers, the
+      // tick and the placements the task makes.
       Nanoseconds now = clock_.now();
+      w.now = now;
       fire_timers(w, now.count());
       detail::TaskControl* t = pop_local(w);
       if (t == nullptr) {
         // Newly idle: pull from the levels the cost budget allows.
-        const auto r = balancer_.balance(
+        const auto r = w.balancer.balance(
             c, w.bstate,
             [&](std::uint32_t, taskplace::LevelKind, const auto& cpus) { return steal_from(w, cpus); },
             clock_);
         idle = idle || r.outcome != taskplace::BalanceOutcome::pulled;
         t = pop_local(w);
       }
-      if (t == nullptr) t = spin_then_park(w);
       if (t == nullptr) {
-        if (exit_.load(std::memory_order_acquire)) break;
-        continue;
+        t = spin_then_park(w);
+        if (t == nullptr) {
+          if (exit_.load(std::memory_order_acquire)) break;
+          continue;
+        }
+        now = clock_.now();
+        w.now = now;
       }
-      now = clock_.now();
       if (idle) {
-        balancer_.idle_end(w.bstate, now);
+        w.balancer.idle_end(w.bstate, now);
         idle = false;
       }
       run(w, ctx, t);
       if (now - last_tick >= opts_.tick) {
         last_tick = now;
-        balancer_.tick(w.bstate, now);
+        w.balancer.tick(w.bstate, now);
         if (opts_.kick_idle_on_tick && w.queued.load(std::memory_order_relaxed) > 0) kick_one(w);
       }
     }
@@ -638,11 +763,14 @@ class Pool {
 
   // Returns: a task found while spinning or after waking, or null.
   detail::TaskControl* spin_then_park(Worker& w) {
-    const Nanoseconds until = clock_.now() + opts_.spin_before_park;
+    Nanoseconds last = clock_.now();
+    const Nanoseconds until = last + opts_.spin_before_park;
     for (std::uint32_t i = 0;; ++i) {
       if (w.queued.load(std::memory_order_relaxed) > 0) return pop_local(w);
       if ((i & 63) == 63) {
         const Nanoseconds now = clock_.now();
+        note_gap(w, now - last, now);  // 64 pauses take a few us, unless descheduled
+        last = now;
         if (w.next_deadline.load(std::memory_order_relaxed) <= now.count()) return nullptr;
         if (now >= until) break;
       }
@@ -665,6 +793,10 @@ class Pool {
     w.parks.fetch_add(1, std::memory_order_relaxed);
     detail::futex_wait(w.park, park_parked, timeout);
     const std::uint32_t why = w.park.exchange(park_awake, std::memory_order_seq_cst);
+    if (why == park_woken || why == park_kicked) {
+      const Nanoseconds now = clock_.now();
+      note_gap(w, now - Nanoseconds{w.unparked_at.load(std::memory_order_relaxed)}, now);
+    }
     if (why == park_kicked) {
       // Periodic balance on behalf of a busy worker: not cost-gated.
       w.kicks.fetch_add(1, std::memory_order_relaxed);
@@ -690,7 +822,9 @@ class Pool {
     }
   }
 
-  static void op_wake(void* p, detail::TaskControl* t) { static_cast<Pool*>(p)->wake_task(t); }
+  static void op_wake(void* p, detail::TaskControl* t, WakeHint h) {
+    static_cast<Pool*>(p)->wake_task(t, h);
+  }
   static void op_block(void* p, detail::TaskControl* t) { static_cast<Pool*>(p)->block_task(t); }
   static void op_timer(void* p, detail::TaskControl* t, Nanoseconds d) {
     static_cast<Pool*>(p)->timer_task(t, d);
@@ -701,8 +835,7 @@ class Pool {
   Topo topo_;
   PoolOptions opts_;
   taskplace::SteadyClock clock_{};
-  placer_type placer_;
-  balancer_type balancer_;
+  placer_type placer_;  // wake-ups from off the pool (threads, no task)
   CpuId n_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<std::int64_t> runnable_{0};

@@ -5,7 +5,10 @@
 // Every wake-up of a waiting task goes through the pool's WakePlacer: the
 // waker is the task running on this worker (none off the pool), the wakee
 // the task woken, its prev CPU the worker it last ran on. Kernel analogue:
-// try_to_wake_up() called from a pipe or futex wake.
+// try_to_wake_up() called from a pipe or futex wake. Channel wake-ups carry
+// the sync hint by default (as pipe and UNIX socket wake-ups carry WF_SYNC),
+// a finished task's wake of its joiner always (as an exiting task's wake of
+// its parent does), Event::set only when asked (futex wake-ups do not).
 //
 //   taskplace_pool::Channel<int> ch{16};
 //   co_await ch.send(1); std::optional<int> v = co_await ch.recv();
@@ -48,15 +51,16 @@ struct Waiter {
 class Event {
  public:
   // Effects: sets the event and wakes every waiting task (one placement
-  // each). Complexity: O(waiters).
-  void set() {
+  // each; `hint` = sync if the caller blocks right after). Complexity:
+  // O(waiters).
+  void set(WakeHint hint = WakeHint::async) {
     std::vector<detail::Waiter> ws;
     {
       std::lock_guard lk(m_);
       set_ = true;
       ws.swap(waiters_);
     }
-    for (auto& w : ws) detail::wake(w.task, w.handle);
+    for (auto& w : ws) detail::wake(w.task, w.handle, hint);
   }
   void reset() {
     std::lock_guard lk(m_);
@@ -90,7 +94,11 @@ class Event {
 };
 
 // A FIFO channel of T. capacity == 0: rendezvous (a send waits for a
-// receiver); Channel<T>::unbounded: never full.
+// receiver); Channel<T>::unbounded: never full. Its wake-ups (a send waking
+// a receiver, a receive waking a sender) pass `hint` to the placer: sync by
+// default, as a pipe's do, since a sender usually goes on to wait for the
+// reply or for room; a producer that keeps running after each send (a
+// fan-out, a stream) is better described with WakeHint::async.
 // Invariant: receivers wait only while the buffer is empty, senders only
 // while it is full.
 // Thread-safety: try_send / try_recv / close from any thread; send / recv
@@ -100,7 +108,8 @@ class Channel {
  public:
   static constexpr std::size_t unbounded = std::numeric_limits<std::size_t>::max();
 
-  explicit Channel(std::size_t capacity = unbounded) : cap_(capacity) {}
+  explicit Channel(std::size_t capacity = unbounded, WakeHint hint = WakeHint::sync)
+      : cap_(capacity), hint_(hint) {}
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
@@ -124,7 +133,7 @@ class Channel {
       r->value.emplace(std::move(v));
       const detail::Waiter w = r->waiter;
       lk.unlock();
-      detail::wake(w.task, w.handle);
+      detail::wake(w.task, w.handle, hint_);
       return true;
     }
     if (buf_.size() >= cap_) return false;
@@ -138,7 +147,7 @@ class Channel {
     std::optional<T> out;
     const detail::Waiter w = take_locked(out);
     lk.unlock();
-    if (w.task) detail::wake(w.task, w.handle);
+    if (w.task) detail::wake(w.task, w.handle, hint_);
     return out;
   }
 
@@ -186,7 +195,7 @@ class Channel {
         r->value.emplace(std::move(v));
         const detail::Waiter w = r->waiter;
         lk.unlock();
-        detail::wake(w.task, w.handle);
+        detail::wake(w.task, w.handle, ch.hint_);
         return false;
       }
       if (ch.buf_.size() < ch.cap_) {
@@ -215,7 +224,7 @@ class Channel {
       if (!ch.buf_.empty() || !ch.senders_.empty() || ch.closed_) {
         const detail::Waiter w = ch.take_locked(value);
         lk.unlock();
-        if (w.task) detail::wake(w.task, w.handle);
+        if (w.task) detail::wake(w.task, w.handle, ch.hint_);
         return false;
       }
       waiter = {self, h};
@@ -253,6 +262,7 @@ class Channel {
   std::deque<recv_awaiter*> receivers_;
   std::deque<send_awaiter*> senders_;
   std::size_t cap_;
+  WakeHint hint_;
   bool closed_ = false;
 };
 
@@ -294,7 +304,8 @@ struct JoinState {
       w = std::exchange(waiter, Waiter{});
     }
     cv.notify_all();
-    if (w.task) wake(w.task, w.handle);
+    // The finishing task ends right after: a sync wake-up.
+    if (w.task) wake(w.task, w.handle, WakeHint::sync);
   }
   // Effects: moves the result (or the exception) out: the reader then holds
   // the only reference to it. Call once, after `done` was seen under `m`.
