@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -193,6 +194,27 @@ inline std::uint64_t run(const std::string& workload, const Sizes& s, LatencyLog
     throw std::runtime_error(workload + ": delivered " + std::to_string(ops) + " of " +
                              std::to_string(expected_ops(workload.c_str(), s)));
   return ops;
+}
+
+// One timed run of a workload; an exception it throws is kept in `error`.
+struct TimedRun {
+  std::uint64_t ops = 0;
+  std::int64_t elapsed_ns = 0;
+  std::string error;  // empty when the run succeeded
+};
+
+// Effects: run(workload, s, log) from the calling fiber, timed; never throws
+// what the run throws (it lands in TimedRun::error).
+inline TimedRun timed_run(const std::string& workload, const Sizes& s, LatencyLog& log) {
+  TimedRun r;
+  try {
+    const std::int64_t t0 = now_ns();
+    r.ops = run(workload, s, log);
+    r.elapsed_ns = now_ns() - t0;
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+  return r;
 }
 
 }  // namespace workloads::fiber

@@ -71,18 +71,8 @@ int main(int argc, char** argv) {
   }).detach();
 
   workloads::LatencyLog log;
-  std::uint64_t ops = 0;
-  std::int64_t elapsed = 0;
-  std::string error;
-  auto body = [&] {
-    try {
-      const std::int64_t t0 = workloads::now_ns();
-      ops = workloads::fiber::run(workload, sizes, log);
-      elapsed = workloads::now_ns() - t0;
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-  };
+  workloads::fiber::TimedRun result;
+  auto body = [&] { result = workloads::fiber::timed_run(workload, sizes, log); };
   Counters c;
   if (runtime == "work_stealing") {
     run_pool(workers, [&](std::uint32_t) {
@@ -100,11 +90,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "unknown runtime: %s\n", runtime.c_str());
     return 2;
   }
-  if (!error.empty()) {
-    std::fprintf(stderr, "%s on %s: %s\n", workload.c_str(), runtime.c_str(), error.c_str());
+  if (!result.error.empty()) {
+    std::fprintf(stderr, "%s on %s: %s\n", workload.c_str(), runtime.c_str(), result.error.c_str());
     return 1;
   }
-  auto r = workloads::finish(workload, runtime, elapsed, ops, log);
+  auto r = workloads::finish(workload, runtime, result.elapsed_ns, result.ops, log);
   std::printf("RESULT %s %s %u %u %.4f %.1f %.2f %.2f %lld %lld %lld\n", workload.c_str(), runtime.c_str(),
               workers, sizes.pgbench_clients, r.seconds, r.throughput, r.p50_us, r.p99_us,
               static_cast<long long>(c.migrations), static_cast<long long>(c.steals),

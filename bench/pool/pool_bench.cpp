@@ -99,18 +99,8 @@ int fiber_child(int argc, char** argv) {
   for (int i = 0; i < 10; ++i) *f[i] = static_cast<std::uint32_t>(std::strtoul(argv[4 + i], nullptr, 10));
   const auto n = std::max(1u, std::thread::hardware_concurrency());
   workloads::LatencyLog log;
-  std::uint64_t ops = 0;
-  std::int64_t elapsed = 0;
-  std::string error;
-  auto body = [&] {
-    try {
-      const std::int64_t t0 = workloads::now_ns();
-      ops = workloads::fiber::run(w, s, log);
-      elapsed = workloads::now_ns() - t0;
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-  };
+  workloads::fiber::TimedRun result;
+  auto body = [&] { result = workloads::fiber::timed_run(w, s, log); };
   if (algo == "work_stealing")
     workloads::fiber::run_pool(n, [&](std::uint32_t) {
       boost::fibers::use_scheduling_algorithm<boost::fibers::algo::work_stealing>(n, true);
@@ -119,12 +109,12 @@ int fiber_child(int argc, char** argv) {
     workloads::fiber::run_pool(n, [&](std::uint32_t) {
       boost::fibers::use_scheduling_algorithm<boost::fibers::algo::shared_work>(true);
     }, body);
-  if (!error.empty()) {
-    std::fprintf(stderr, "%s on Fiber %s: %s\n", w.c_str(), algo.c_str(), error.c_str());
+  if (!result.error.empty()) {
+    std::fprintf(stderr, "%s on Fiber %s: %s\n", w.c_str(), algo.c_str(), result.error.c_str());
     std::fflush(stderr);
     std::_Exit(1);
   }
-  auto r = workloads::finish(w, algo, elapsed, ops, log);
+  auto r = workloads::finish(w, algo, result.elapsed_ns, result.ops, log);
   std::printf("FIBER %.6f %" PRIu64 " %.3f %.3f\n", r.seconds, r.ops, r.p50_us, r.p99_us);
   std::fflush(stdout);
   std::_Exit(0);  // work_stealing's static schedulers are never torn down cleanly
