@@ -13,6 +13,7 @@
 #include <concepts>
 #include <cstdint>
 #include <ranges>
+#include <span>
 
 #include "taskplace/types.hpp"
 
@@ -78,6 +79,28 @@ concept Topology = requires(const T& t, CpuId c, std::uint32_t i) {
   { t.level_kind(c, i) } -> std::same_as<LevelKind>;           // R6
   { t.level_cpus(c, i) } -> CpuRange;                          // R7
 };
+
+namespace detail {
+// The least a Topology declares, declarations only: checks a policy's
+// concept against "any topology" where the policy is defined
+// (llc_factor.hpp) and in the static tests. Never called, never defined.
+struct TopologyArchetype {
+  std::uint32_t cpu_count() const;
+  std::uint32_t core_of(CpuId) const;
+  std::uint32_t llc_of(CpuId) const;
+  std::uint32_t node_of(CpuId) const;
+  std::uint32_t core_size(CpuId) const;
+  std::uint32_t llc_size(CpuId) const;
+  std::uint32_t node_size(CpuId) const;
+  std::span<const CpuId> core_cpus(CpuId) const;
+  std::span<const CpuId> llc_cpus(CpuId) const;
+  std::span<const CpuId> node_cpus(CpuId) const;
+  std::uint32_t level_count(CpuId) const;
+  LevelKind level_kind(CpuId, std::uint32_t) const;
+  std::span<const CpuId> level_cpus(CpuId, std::uint32_t) const;
+};
+}  // namespace detail
+static_assert(Topology<detail::TopologyArchetype>);
 
 // ---------------------------------------------------------------------------
 // Clock: monotonic time in nanoseconds.

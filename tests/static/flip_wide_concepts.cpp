@@ -139,22 +139,7 @@ static_assert(MasterOnly2017::wide(40, 2, 12));   // 40 >= 24
 static_assert(!Symmetric2015::wide(4294967295u, 1u << 20, 4096));  // 2^32 > UINT32_MAX
 
 // --- FactorPolicy ------------------------------------------------------------
-struct MiniTopology {  // declarations only: concepts never call
-  std::uint32_t cpu_count() const;
-  std::uint32_t core_of(CpuId) const;
-  std::uint32_t llc_of(CpuId) const;
-  std::uint32_t node_of(CpuId) const;
-  std::uint32_t core_size(CpuId) const;
-  std::uint32_t llc_size(CpuId) const;
-  std::uint32_t node_size(CpuId) const;
-  std::span<const CpuId> core_cpus(CpuId) const;
-  std::span<const CpuId> llc_cpus(CpuId) const;
-  std::span<const CpuId> node_cpus(CpuId) const;
-  std::uint32_t level_count(CpuId) const;
-  LevelKind level_kind(CpuId, std::uint32_t) const;
-  std::span<const CpuId> level_cpus(CpuId, std::uint32_t) const;
-};
-static_assert(Topology<MiniTopology>);
+using MiniTopology = taskplace::detail::TopologyArchetype;  // declarations only: concepts never call
 static_assert(FactorPolicy<LlcFactor, MiniTopology>);
 static_assert(FactorPolicy<NodeFactor, MiniTopology>);
 static_assert(FactorPolicy<FixedFactor<12>, MiniTopology>);

@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 
 #include "taskplace/concepts.hpp"
 #include "taskplace/fwd.hpp"
@@ -91,30 +90,10 @@ struct CoresPerLlcFactor {
   }
 };
 
-namespace detail {
-// A declaration-only model of Topology, used only to check the factor
-// policies against FactorPolicy right here; never called.
-struct FactorCheckTopology {
-  std::uint32_t cpu_count() const;
-  std::uint32_t core_of(CpuId) const;
-  std::uint32_t llc_of(CpuId) const;
-  std::uint32_t node_of(CpuId) const;
-  std::uint32_t core_size(CpuId) const;
-  std::uint32_t llc_size(CpuId) const;
-  std::uint32_t node_size(CpuId) const;
-  std::span<const CpuId> core_cpus(CpuId) const;
-  std::span<const CpuId> llc_cpus(CpuId) const;
-  std::span<const CpuId> node_cpus(CpuId) const;
-  std::uint32_t level_count(CpuId) const;
-  LevelKind level_kind(CpuId, std::uint32_t) const;
-  std::span<const CpuId> level_cpus(CpuId, std::uint32_t) const;
-};
-static_assert(Topology<FactorCheckTopology>);
-}  // namespace detail
-
-static_assert(FactorPolicy<LlcFactor, detail::FactorCheckTopology>);
-static_assert(FactorPolicy<NodeFactor, detail::FactorCheckTopology>);
-static_assert(FactorPolicy<FixedFactor<1>, detail::FactorCheckTopology>);
-static_assert(FactorPolicy<CoresPerLlcFactor, detail::FactorCheckTopology>);
+// Checked against the declaration-only archetype (concepts.hpp): any topology.
+static_assert(FactorPolicy<LlcFactor, detail::TopologyArchetype>);
+static_assert(FactorPolicy<NodeFactor, detail::TopologyArchetype>);
+static_assert(FactorPolicy<FixedFactor<1>, detail::TopologyArchetype>);
+static_assert(FactorPolicy<CoresPerLlcFactor, detail::TopologyArchetype>);
 
 }  // namespace taskplace
