@@ -167,14 +167,14 @@ class FlipCounter {
   // now > stamp + period, computed without overflow for every pair of
   // 64-bit stamps: the difference of now > stamp fits in 64 unsigned bits.
   // Invariant: period >= 0 (NonNegativeNanoseconds), so it converts to
-  // unsigned as is.
+  // unsigned as is; a negative value forced in through a Nanoseconds&
+  // would read as a huge period (no decay), still defined.
   static constexpr bool strictly_after(Nanoseconds now, Nanoseconds stamp,
                                        NonNegativeNanoseconds period) noexcept {
     if (now <= stamp) return false;  // backwards or still: no time passed
     const auto diff = static_cast<std::uint64_t>(now.count()) -
                       static_cast<std::uint64_t>(stamp.count());
     const std::int64_t span = period.count();
-    TASKPLACE_ASSUME(span >= 0);
     return diff > static_cast<std::uint64_t>(span);
   }
 };
