@@ -195,20 +195,19 @@ struct GateRawBaseline {
 
 // The same formula with the outcomes the policy documents for any input,
 // written by hand the cheapest way: a level the CPU lacks is refused, a
-// negative spent reads as 0, and spent + cost saturates instead of
-// overflowing. The costs are non-negative by construction here, as they
-// are in the policy's state, so they are read as they are.
+// negative spent reads as 0, and the budget compares avg_idle - spent with
+// the cost, which is exact for non-negative inputs and forms no sum that
+// could overflow (the difference taken modulo 2^64, as the policy does).
 struct GateBaseline {
   std::vector<RawNewidle> cpus;
   GateBaseline(const std::vector<GateHistory>& hs, std::uint32_t levels) : cpus(raw_newidle(hs, levels)) {}
   bool operator()(const GateInput& in) const {
-    constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
     const RawNewidle& s = cpus[in.cpu];
     if (s.avg_idle < s.cost[0]) return false;
     if (in.level >= s.levels) return false;
     const std::int64_t spent = in.spent_ns < 0 ? 0 : in.spent_ns;
-    const std::int64_t cost = s.cost[in.level];
-    return s.avg_idle >= (spent > max - cost ? max : spent + cost);
+    const auto left = static_cast<std::uint64_t>(s.avg_idle) - static_cast<std::uint64_t>(spent);
+    return static_cast<std::int64_t>(left) >= s.cost[in.level];
   }
 };
 
@@ -224,7 +223,7 @@ struct GatePolicy {
     for (const auto& h : hs) {
       auto st = tracker.make_state(levels, Nanoseconds{0});
       st.avg_idle = Nanoseconds{h.avg_idle_ns};
-      for (std::uint32_t i = 0; i < levels; ++i) st.levels[i].max_cost = Nanoseconds{h.cost_ns[i]};
+      for (std::uint32_t i = 0; i < levels; ++i) st.max_cost[i] = Nanoseconds{h.cost_ns[i]};
       cpus.push_back(st);
     }
   }

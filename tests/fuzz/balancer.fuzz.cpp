@@ -29,7 +29,7 @@ bool same(const State& a, const State& b) {
       a.max_idle_balance_cost != b.max_idle_balance_cost || a.level_count != b.level_count)
     return false;
   for (std::uint32_t i = 0; i < max_levels; ++i)
-    if (a.levels[i].max_cost != b.levels[i].max_cost || a.levels[i].last_decay != b.levels[i].last_decay) return false;
+    if (a.max_cost[i] != b.max_cost[i] || a.last_decay[i] != b.last_decay[i]) return false;
   return true;
 }
 
@@ -73,7 +73,7 @@ void drive(fuzz::Bytes& in) {
           if (r.outcome == BalanceOutcome::entry_gate) FUZZ_CHECK(r.levels_visited == 0);
           if (r.outcome == BalanceOutcome::budget) FUZZ_CHECK(r.stopped_before == r.levels_visited);
           for (std::uint32_t i = 0; i < st.level_count; ++i)
-            if (i >= r.levels_visited) FUZZ_CHECK(st.levels[i].max_cost == before.levels[i].max_cost);
+            if (i >= r.levels_visited) FUZZ_CHECK(st.max_cost[i] == before.max_cost[i]);
         } catch (const PullFailed&) {
           FUZZ_CHECK(same(st, before));  // nothing recorded
         }
@@ -91,13 +91,13 @@ void drive(fuzz::Bytes& in) {
         move(in.u8());
         b.tick(st, clock.now());
         for (std::uint32_t i = 0; i < st.level_count; ++i)
-          FUZZ_CHECK(st.levels[i].max_cost <= before.levels[i].max_cost);
+          FUZZ_CHECK(st.max_cost[i] <= before.max_cost[i]);
         break;
       default: move(in.u8()); break;
     }
     FUZZ_CHECK(st.avg_idle >= Nanoseconds{0});
     FUZZ_CHECK(st.max_idle_balance_cost >= floor);
-    for (std::uint32_t i = 0; i < st.level_count; ++i) FUZZ_CHECK(st.levels[i].max_cost >= Nanoseconds{0});
+    for (std::uint32_t i = 0; i < st.level_count; ++i) FUZZ_CHECK(st.max_cost[i] >= Nanoseconds{0});
   }
 }
 

@@ -149,14 +149,14 @@ void drive_newidle(fuzz::Bytes& in) {
         const Nanoseconds cost = in.flag() ? any_duration(in) : Nanoseconds{in.u32()};
         t.record_cost(s, level, cost, now);
         for (std::uint32_t i = 0; i < s.level_count; ++i)
-          if (i != level) FUZZ_CHECK(s.levels[i].max_cost == before.levels[i].max_cost);
-        FUZZ_CHECK(s.levels[level].max_cost <= std::max(before.levels[level].max_cost, cost));
+          if (i != level) FUZZ_CHECK(s.max_cost[i] == before.max_cost[i]);
+        FUZZ_CHECK(s.max_cost[level] <= std::max(before.max_cost[level], cost));
         break;
       }
       case 3: {
         t.decay(s, now);
         for (std::uint32_t i = 0; i < s.level_count; ++i)
-          FUZZ_CHECK(s.levels[i].max_cost <= before.levels[i].max_cost);  // no sample, no rise
+          FUZZ_CHECK(s.max_cost[i] <= before.max_cost[i]);  // no sample, no rise
         break;
       }
       default: {
@@ -168,7 +168,7 @@ void drive_newidle(fuzz::Bytes& in) {
     }
     FUZZ_CHECK(s.avg_idle >= Nanoseconds{0});
     FUZZ_CHECK(s.max_idle_balance_cost >= floor);
-    for (std::uint32_t i = 0; i < s.level_count; ++i) FUZZ_CHECK(s.levels[i].max_cost >= Nanoseconds{0});
+    for (std::uint32_t i = 0; i < s.level_count; ++i) FUZZ_CHECK(s.max_cost[i] >= Nanoseconds{0});
     for (std::uint32_t i = 0; i < max_levels; ++i) FUZZ_CHECK(t.level_cost(s, i) >= Nanoseconds{0});
   }
 }

@@ -82,11 +82,30 @@ TEMPLATE_LIST_TEST_CASE("a fresh state allows balancing with the boot-time value
   CHECK(s.level_count == 3);
   for (std::uint32_t i = 0; i < 3; ++i) {
     CHECK(t.level_cost(s, i) == 0ns);
-    CHECK(s.levels[i].last_decay == 7s);
+    CHECK(s.last_decay[i] == 7s);
   }
   CHECK_FALSE(s.has_stamp);
   CHECK(t.should_balance(s));  // 1 ms >= 500 us and >= 0: every gate opens
   CHECK(t.level_cost(s, 5) == 0ns);  // a level past level_count reads as 0
+}
+
+TEST_CASE("a level count past max_levels is stored as max_levels", "[newidle_cost_tracker]") {
+  // The state's arrays hold max_levels levels; LevelCount keeps every
+  // index below level_count inside them, so the gates need no second test.
+  CHECK(std::uint32_t{taskplace::LevelCount{3}} == 3);
+  CHECK(std::uint32_t{taskplace::LevelCount{taskplace::max_levels}} == taskplace::max_levels);
+  CHECK(std::uint32_t{taskplace::LevelCount{taskplace::max_levels + 1}} == taskplace::max_levels);
+  CHECK(std::uint32_t{taskplace::LevelCount{0xffffffffu}} == taskplace::max_levels);
+  static_assert(std::uint32_t{taskplace::LevelCount{99}} == taskplace::max_levels);
+  const NewidleCostTracker<> t;
+  auto s = t.make_state(2, 0ns);
+  s.level_count = 1000;  // a state filled in by hand
+  CHECK(s.level_count == taskplace::max_levels);
+  s.avg_idle = 1s;
+  for (std::uint32_t i = 0; i < taskplace::max_levels; ++i) CHECK(t.may_visit_level(s, i, 0ns));
+  CHECK_THROWS_AS(t.may_visit_level(s, taskplace::max_levels, 0ns), taskplace::PreconditionError);
+  t.decay(s, 100s);  // walks max_levels levels, no further
+  CHECK(t.cpu_cost(s) == 500us);
 }
 
 TEST_CASE("make_state refuses more levels than max_levels", "[newidle_cost_tracker]") {
@@ -268,7 +287,7 @@ TEST_CASE("a level decays only after strictly more than one period", "[newidle_c
   t.decay(s, 11s + 1ns);
   CHECK(t.level_cost(s, 0) == 988'281ns);  // 1e6 * 253 / 256 = 988281.25
   CHECK(t.cpu_cost(s) == 988'281ns);       // above the 500 us floor
-  CHECK(s.levels[0].last_decay == 11s + 1ns);
+  CHECK(s.last_decay[0] == 11s + 1ns);
   t.decay(s, 12s);  // less than a period since the last decay
   CHECK(t.level_cost(s, 0) == 988'281ns);
   t.decay(s, 100s);  // one step per call, however long it has been
@@ -284,8 +303,8 @@ TEST_CASE("the 2013 schedule decays even right after a new maximum", "[newidle_c
   auto b = if_no_new.make_state(1, 0ns);
   every.record_cost(a, 0, 1ms, 10s);
   if_no_new.record_cost(b, 0, 1ms, 10s);
-  CHECK(a.levels[0].last_decay == 0ns);  // DecayEverySecond: a new max does not restart
-  CHECK(b.levels[0].last_decay == 10s);
+  CHECK(a.last_decay[0] == 0ns);  // DecayEverySecond: a new max does not restart
+  CHECK(b.last_decay[0] == 10s);
   every.decay(a, 10s + 1ms);
   if_no_new.decay(b, 10s + 1ms);
   CHECK(every.level_cost(a, 0) == 988'281ns);  // 10 s since the last decay at 0
@@ -304,7 +323,7 @@ TEST_CASE("v5.16 also decays when a cost below the maximum is recorded", "[newid
   if_no_new.record_cost(b, 0, 1us, 12s);
   CHECK(every.level_cost(a, 0) == 1ms);  // 2013: only the periodic tick decays
   CHECK(if_no_new.level_cost(b, 0) == 988'281ns);
-  CHECK(b.levels[0].last_decay == 12s);
+  CHECK(b.last_decay[0] == 12s);
 }
 
 TEMPLATE_LIST_TEST_CASE("a decay ratio halves a cost in its stated half-life", "[newidle_cost_tracker]",
@@ -359,8 +378,18 @@ TEST_CASE("level budgets: none, spent plus cost, plus a migration", "[newidle_co
   // Seed 003 patch 2/3: stop if avg_idle < spent + level cost.
   CHECK(LevelBudget::allow(1000ns, 400ns, 600ns, 500us));         // 1000 == 400 + 600
   CHECK_FALSE(LevelBudget::allow(999ns, 400ns, 600ns, 500us));    // one short
-  CHECK(LevelBudget::allow(ns_max, ns_max, ns_max, 0ns));         // sum saturates at max
+  // The comparison is exact for any non-negative inputs: no sum is formed
+  // (avg_idle - spent >= cost), so nothing saturates or overflows.
+  CHECK_FALSE(LevelBudget::allow(ns_max, ns_max, ns_max, 0ns));   // max < 2 * max
+  CHECK_FALSE(LevelBudget::allow(ns_max, 1ns, ns_max, 0ns));      // max < max + 1
+  CHECK(LevelBudget::allow(ns_max, 0ns, ns_max, 0ns));            // max == 0 + max
+  CHECK(LevelBudget::allow(ns_max, ns_max, 0ns, 0ns));            // max == max + 0
   CHECK(LevelBudget::allow(10ns, -1s, 10ns, 0ns));                // negative spent reads as 0
+  CHECK_FALSE(LevelBudget::allow(10ns, -1s, 11ns, 0ns));
+  // Outside the tracker's invariant (avg_idle >= 0): an answer, no UB
+  // (UBSan runs this suite).
+  (void)LevelBudget::allow(Nanoseconds::min(), ns_max, ns_max, 0ns);
+  (void)LevelBudget::allow(Nanoseconds::min(), 0ns, Nanoseconds::min(), 0ns);
   // RFC 3/3: ... + migration_cost.
   CHECK(LevelBudgetPlusMigration::allow(1000ns, 400ns, 100ns, 500ns));
   CHECK_FALSE(LevelBudgetPlusMigration::allow(999ns, 400ns, 100ns, 500ns));
@@ -429,20 +458,20 @@ TEST_CASE("short idle periods stop outer levels until their cost decays", "[newi
 
 TEST_CASE("levels past level_count keep a zero cost, so the entry gate reads level 0 as is",
           "[newidle_cost_tracker]") {
-  // should_balance reads levels[0] without testing level_count: the state
+  // should_balance reads max_cost[0] without testing level_count: the state
   // invariant (zero past level_count) gives "0 without levels".
   const NewidleCostTracker<> t;
   auto s = t.make_state(2, 0ns);
-  for (const auto& l : s.levels) CHECK(l.max_cost == 0ns);
+  for (const auto c : s.max_cost) CHECK(c == 0ns);
   t.record_cost(s, 0, 30us, 1ms);
   t.record_cost(s, 1, 70us, 2ms);
   t.decay(s, 10s);
   CHECK_THROWS_AS(t.record_cost(s, 2, 1ms, 3ms), taskplace::PreconditionError);
-  for (std::uint32_t i = 2; i < taskplace::max_levels; ++i) CHECK(s.levels[i].max_cost == 0ns);
+  for (std::uint32_t i = 2; i < taskplace::max_levels; ++i) CHECK(s.max_cost[i] == 0ns);
   auto none = t.make_state(0, 0ns);
   none.avg_idle = 0ns;
   CHECK(t.should_balance(none));  // 0 >= 0: no level to pay for
   CHECK_THROWS_AS(t.record_cost(none, 0, 1ms, 1ms), taskplace::PreconditionError);
-  CHECK(none.levels[0].max_cost == 0ns);
+  CHECK(none.max_cost[0] == 0ns);
   CHECK(t.should_balance(none));
 }

@@ -161,16 +161,17 @@ static_assert(NewidleLevelBudget<NoLevelBudget>);
 // is less than the time we have already spent on idle balancing + the max
 // cost of idle balancing in the sched domain, then we don't continue".
 struct LevelBudget {
-  // Returns: !(avg_idle < spent + level_cost), the sum saturating.
+  // Returns: avg_idle - spent >= level_cost, which for avg_idle, spent >= 0
+  //   is avg_idle >= spent + level_cost exactly, with no sum to overflow
+  //   (negative spent reads as 0). The difference is taken modulo 2^64, so
+  //   a negative avg_idle (a state filled in against its invariant) gives
+  //   some answer, never undefined behaviour.
   // Complexity: O(1). Thread-safety: pure.
   static constexpr bool allow(Nanoseconds avg_idle, Nanoseconds spent, Nanoseconds level_cost,
                               Nanoseconds) noexcept {
-    // min(spent + cost, max) for spent, cost >= 0: max - cost cannot overflow,
-    // and a cost of 0 needs no test of its own.
-    constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
-    const std::int64_t s = detail::newidle_math::non_negative(spent).count();
-    const std::int64_t c = detail::newidle_math::non_negative(level_cost).count();
-    return avg_idle.count() >= (s > max - c ? max : s + c);
+    const auto left = static_cast<std::uint64_t>(avg_idle.count()) -
+                      static_cast<std::uint64_t>(detail::newidle_math::non_negative(spent).count());
+    return static_cast<std::int64_t>(left) >= level_cost.count();  // a negative cost reads as it is
   }
 };
 static_assert(NewidleLevelBudget<LevelBudget>);
@@ -190,6 +191,21 @@ struct LevelBudgetPlusMigration {
   }
 };
 static_assert(NewidleLevelBudget<LevelBudgetPlusMigration>);
+
+// ---------------------------------------------------------------------------
+// A CPU's number of balance levels, 0..max_levels. A larger value is stored
+// as max_levels, so any level below it indexes the state's fixed arrays and
+// no reader needs a second bounds test (a state filled in by hand included).
+//   NewidleCostTracker<>::state s;  s.level_count = 12;  // reads back as 8
+class LevelCount {
+ public:
+  constexpr LevelCount() noexcept = default;
+  constexpr LevelCount(std::uint32_t n) noexcept : n_(n < max_levels ? n : max_levels) {}
+  constexpr operator std::uint32_t() const noexcept { return n_; }
+
+ private:
+  std::uint32_t n_ = 0;
+};
 
 // ---------------------------------------------------------------------------
 // The defaults: today's kernel. Derive and replace one member:
@@ -255,29 +271,29 @@ class NewidleCostTracker {
   Nanoseconds migration_cost = tunables::migration_cost;  // default 500us; kernel: sysctl_sched_migration_cost
   Nanoseconds decay_period = tunables::cost_decay_period; // default 1s; kernel: HZ in update_newidle_cost
 
-  // Per-(CPU, level) state. Kernel: sd->max_newidle_lb_cost and
-  // sd->last_decay_max_lb_cost.
-  // Invariant: max_cost >= 0.
-  struct level_state {
-    Nanoseconds max_cost{0};    // worst pull cost seen, decayed
-    Nanoseconds last_decay{0};  // when it last decayed (or, v5.16, last rose)
-  };
-
   // Per-CPU state; lives in the embedder's per-worker data. Make it with
   // make_state(). The idle stamp is a separate flag, not "0 = none" as in
   // the kernel, so a clock whose epoch is the pool's start may stamp 0.
-  // Invariant: level_count <= max_levels; avg_idle >= 0;
-  //   max_idle_balance_cost >= migration_cost once make_state/record_cost/decay ran;
-  //   levels[i].max_cost == 0 for i >= level_count (make_state zeroes every
-  //   level; record_cost and decay write below level_count only). A state
-  //   filled in by hand must keep the levels past level_count at zero.
-  struct state {
+  // The per-level fields are arrays indexed by level (kernel: each sched
+  // domain's sd->max_newidle_lb_cost and sd->last_decay_max_lb_cost), one
+  // array per field, so a gate reads one 8-byte slot per level.
+  // Invariant: level_count <= max_levels (its type clamps); avg_idle >= 0;
+  //   max_cost[i] >= 0; max_idle_balance_cost >= migration_cost once
+  //   make_state/record_cost/decay ran; max_cost[i] == 0 for
+  //   i >= level_count (make_state zeroes every level; record_cost and decay
+  //   write below level_count only). A state filled in by hand must keep
+  //   these; outside them the answers are unspecified but defined.
+  // Aligned to a cache line: each worker writes its own state on every idle
+  // entry and exit, so two states must not share a line (kernel: struct rq
+  // is cache-line aligned for the same reason).
+  struct alignas(64) state {
     Nanoseconds idle_stamp{0};  // when the idle period began, if has_stamp
     bool has_stamp = false;     // kernel: rq->idle_stamp != 0
     Nanoseconds avg_idle = tunables::initial_avg_idle;                // kernel rq->avg_idle
     Nanoseconds max_idle_balance_cost = tunables::migration_cost;     // kernel rq->max_idle_balance_cost
-    std::array<level_state, max_levels> levels{};
-    std::uint32_t level_count = 0;
+    std::array<Nanoseconds, max_levels> max_cost{};    // worst pull cost seen per level, decayed
+    std::array<Nanoseconds, max_levels> last_decay{};  // when it last decayed (or, v5.16, last rose)
+    LevelCount level_count{};
   };
 
   // Returns: a fresh state for a CPU with `level_count` levels at `now`:
@@ -288,10 +304,11 @@ class NewidleCostTracker {
   state make_state(std::uint32_t level_count, Nanoseconds now) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(level_count <= max_levels, "level_count must be <= max_levels");
     state s;
-    s.level_count = std::min(level_count, max_levels);
+    s.level_count = level_count;  // LevelCount clamps
     s.avg_idle = detail::newidle_math::saturating_twice(migration_cost);
     s.max_idle_balance_cost = detail::newidle_math::non_negative(migration_cost);
-    for (auto& l : s.levels) l = level_state{Nanoseconds{0}, now};
+    s.max_cost.fill(Nanoseconds{0});
+    s.last_decay.fill(now);
     return s;
   }
 
@@ -319,11 +336,11 @@ class NewidleCostTracker {
 
   // Returns: whether the entry gate lets this CPU balance at all, from
   //   avg_idle and level 0's cost (0 without levels: make_state zeroes
-  //   every level and nothing writes past level_count, so levels[0] reads
+  //   every level and nothing writes past level_count, so max_cost[0] reads
   //   0 then, with no test of level_count here).
   // Complexity: O(1). Thread-safety: const.
   bool should_balance(const state& s) const noexcept {
-    return entry_gate::allow(s.avg_idle, s.levels[0].max_cost, migration_cost);
+    return entry_gate::allow(s.avg_idle, s.max_cost[0], migration_cost);
   }
 
   // Returns: whether the budget allows visiting `level` after `spent` time
@@ -332,8 +349,8 @@ class NewidleCostTracker {
   //   false for such a level. Complexity: O(1). Thread-safety: const.
   bool may_visit_level(const state& s, std::uint32_t level, Nanoseconds spent) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(level < s.level_count, "level must be < level_count");
-    if (level >= s.level_count || level >= max_levels) return false;
-    return budget::allow(s.avg_idle, detail::newidle_math::non_negative(spent), s.levels[level].max_cost, migration_cost);
+    if (level >= s.level_count) return false;  // level_count <= max_levels by its type
+    return budget::allow(s.avg_idle, detail::newidle_math::non_negative(spent), s.max_cost[level], migration_cost);
   }
 
   // Effects: a pull at `level` took `cost` (negative reads as 0; capped at
@@ -347,15 +364,14 @@ class NewidleCostTracker {
   //   such a call. Complexity: O(level_count). Thread-safety: one thread per state.
   void record_cost(state& s, std::uint32_t level, Nanoseconds cost, Nanoseconds now) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(level < s.level_count, "level must be < level_count");
-    if (level >= s.level_count || level >= max_levels) return;
+    if (level >= s.level_count) return;  // level_count <= max_levels by its type
     Nanoseconds c = detail::newidle_math::non_negative(cost);
     if constexpr (Traits::cap_level_cost) c = std::min(c, early_cap());
-    level_state& l = s.levels[level];
-    if (c > l.max_cost) {
-      l.max_cost = c;
-      if constexpr (schedule::restart_on_new_max) l.last_decay = now;
+    if (c > s.max_cost[level]) {
+      s.max_cost[level] = c;
+      if constexpr (schedule::restart_on_new_max) s.last_decay[level] = now;
     } else if constexpr (schedule::restart_on_new_max) {
-      decay_level(l, now);
+      decay_level(s, level, now);
     }
     recompute(s);
   }
@@ -369,8 +385,7 @@ class NewidleCostTracker {
   //   DecayIfNoNewMax a recent new maximum has moved last_decay forward.
   // Complexity: O(level_count). Thread-safety: one thread per state.
   void decay(state& s, Nanoseconds now) const noexcept {
-    const std::uint32_t n = std::min(s.level_count, max_levels);
-    for (std::uint32_t i = 0; i < n; ++i) decay_level(s.levels[i], now);
+    for (std::uint32_t i = 0; i < s.level_count; ++i) decay_level(s, i, now);
     recompute(s);
   }
 
@@ -380,7 +395,7 @@ class NewidleCostTracker {
   Nanoseconds cpu_cost(const state& s) const noexcept { return s.max_idle_balance_cost; }
   // Returns: level's decayed maximum cost; 0 for a level >= level_count.
   Nanoseconds level_cost(const state& s, std::uint32_t level) const noexcept {
-    return level < s.level_count && level < max_levels ? s.levels[level].max_cost : Nanoseconds{0};
+    return level < s.level_count ? s.max_cost[level] : Nanoseconds{0};
   }
 
  private:
@@ -398,10 +413,10 @@ class NewidleCostTracker {
     return m.count() > Nanoseconds::max().count() / 5 ? Nanoseconds::max() : 5 * m;
   }
 
-  void decay_level(level_state& l, Nanoseconds now) const noexcept {
-    if (idle_span(l.last_decay, now) > detail::newidle_math::non_negative(decay_period)) {
-      l.max_cost = detail::newidle_math::scale_down(l.max_cost, ratio::num, ratio::den);
-      l.last_decay = now;
+  void decay_level(state& s, std::uint32_t level, Nanoseconds now) const noexcept {
+    if (idle_span(s.last_decay[level], now) > detail::newidle_math::non_negative(decay_period)) {
+      s.max_cost[level] = detail::newidle_math::scale_down(s.max_cost[level], ratio::num, ratio::den);
+      s.last_decay[level] = now;
     }
   }
 
@@ -409,8 +424,8 @@ class NewidleCostTracker {
   // the migration_cost floor keeps avg_idle's cap sane when costs are tiny.
   void recompute(state& s) const noexcept {
     Nanoseconds sum{0};
-    const std::uint32_t n = std::min(s.level_count, max_levels);
-    for (std::uint32_t i = 0; i < n; ++i) sum = detail::saturating_add(sum, detail::newidle_math::non_negative(s.levels[i].max_cost));
+    for (std::uint32_t i = 0; i < s.level_count; ++i)
+      sum = detail::saturating_add(sum, detail::newidle_math::non_negative(s.max_cost[i]));
     s.max_idle_balance_cost = std::max(detail::newidle_math::non_negative(migration_cost), sum);
   }
 };
