@@ -4,7 +4,9 @@
 // scripted pull advances by the level's cost.
 #include <catch2/catch.hpp>
 
+#include <random>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "taskplace/clock.hpp"
@@ -229,4 +231,131 @@ TEST_CASE("a balance hook receives each outcome", "[idle_balancer][stats]") {
   CHECK(events[0].result.outcome == BalanceOutcome::pulled);
   CHECK(events[0].avg_idle == 1ms);
   BalanceRecorder::sink = nullptr;
+}
+
+namespace {
+// Today's kernel (v7.0): cost tracking plus the success-rate dice, counted.
+struct Dice : traits::BalanceKernel2026 {
+  using Stats = PlainStats;
+};
+struct Bump : traits::Balance<newidle::BumpFailed2025> {};
+}  // namespace
+
+TEST_CASE("the default balancer keeps no attempt state: its state is the tracker's", "[idle_balancer]") {
+  static_assert(std::is_same_v<IdleBalancer<UniformTopology>::state, NewidleCostTracker<>::state>);
+  static_assert(!IdleBalancer<UniformTopology>::has_attempt_state);
+  static_assert(IdleBalancer<UniformTopology, Dice>::has_attempt_state);
+  static_assert(std::is_base_of_v<NewidleCostTracker<newidle::Current>::state, IdleBalancer<UniformTopology, Dice>::state>);
+}
+
+TEST_CASE("success-rate dice pass over a level that never finds work and try one that always does",
+          "[idle_balancer][newidle_success_rate]") {
+  IdleBalancer<UniformTopology, Dice> b{box};
+  ManualClock clock{1s};
+  auto st = b.make_state(5, clock.now());
+  CHECK(st.attempts.levels[0].ratio == 512);  // make_state seeds a fresh 50% level
+  CHECK(st.attempts.rng == SuccessRateRng{5});  // dice seeded with the CPU id
+  // Level 0 (SMT) at ratio 0: tried 2 calls in 1024; level 1 (LLC) at 1024:
+  // always tried (v7.0, no die). Level 2 is never reached: level 1 pulls.
+  std::uint32_t skipped = 0, tried0 = 0;
+  for (int i = 0; i < 2000; ++i) {
+    st.attempts.levels[0].ratio = 0;
+    st.attempts.levels[0].calls = 0;
+    st.attempts.levels[1].ratio = 1024;
+    st.attempts.levels[1].calls = 0;
+    std::vector<std::uint32_t> visited;
+    const auto r = b.balance(5, st, ScriptedPull{&clock, {0ns, 0ns, 0ns}, 1, &visited}, clock);
+    REQUIRE(r.outcome == BalanceOutcome::pulled);
+    REQUIRE(r.pulled_level == 1);
+    REQUIRE(visited.back() == 1);
+    skipped += r.levels_skipped;
+    tried0 += visited.front() == 0;
+    REQUIRE(r.levels_skipped + r.levels_visited == 2);
+  }
+  // p(try level 0) = 2 / 1024: about 4 of 2000; 6-sigma bound ~16.
+  CHECK(tried0 < 20);
+  CHECK(skipped == 2000 - tried0);
+  CHECK(b.stats().get(BalanceCounter::levels_skipped) == skipped);
+  CHECK(b.stats().get(BalanceCounter::levels_visited) == 2000 + tried0);
+}
+
+TEST_CASE("a skipped level costs no time and the budget still applies to the next", "[idle_balancer][newidle_success_rate]") {
+  IdleBalancer<UniformTopology, Dice> b{box};
+  ManualClock clock{1s};
+  auto st = b.make_state(0, clock.now());
+  st.avg_idle = 100us;
+  b.tracker().record_cost(st, 2, 150us, clock.now());  // level 2 costs more than avg_idle
+  for (int i = 0; i < 200; ++i) {
+    st.attempts.levels[0].ratio = 0;
+    st.attempts.levels[0].calls = 0;
+    st.attempts.levels[1].ratio = 1024;
+    st.attempts.levels[1].calls = 0;
+    const auto r = b.balance(0, st, ScriptedPull{&clock, {10us, 20us, 1us}}, clock);
+    // Level 1 always runs (20 us); level 2 then needs 150 us more than the
+    // time spent: budget stop before it.
+    REQUIRE(r.outcome == BalanceOutcome::budget);
+    REQUIRE(r.stopped_before == 2);
+    REQUIRE(r.spent == (r.levels_skipped == 1 ? 20us : 30us));
+    st.avg_idle = 100us;
+  }
+}
+
+TEST_CASE("balancers with the same seed make the same decisions", "[idle_balancer][newidle_success_rate]") {
+  IdleBalancer<UniformTopology, Dice> a{box}, b{box};
+  ManualClock ca{1s}, cb{1s};
+  auto sa = a.make_state(7, ca.now());
+  auto sb = b.make_state(7, cb.now());
+  std::mt19937 found{1};
+  for (int i = 0; i < 5000; ++i) {
+    const std::uint32_t hit = found() % 4;  // 3: nothing found
+    const auto ra = a.balance(7, sa, ScriptedPull{&ca, {1us, 2us, 3us}, hit}, ca);
+    const auto rb = b.balance(7, sb, ScriptedPull{&cb, {1us, 2us, 3us}, hit}, cb);
+    REQUIRE(ra.outcome == rb.outcome);
+    REQUIRE(ra.levels_skipped == rb.levels_skipped);
+    a.idle_end(sa, ca.now());
+    b.idle_end(sb, cb.now());
+  }
+  CHECK(sa.attempts == sb.attempts);
+  CHECK(a.stats().get(BalanceCounter::levels_skipped) > 0);  // the dice did skip
+}
+
+TEST_CASE("v6.17's bump: a failed level records 3/2 of its maximum, capped at migration_cost + 200 ns",
+          "[idle_balancer][newidle_cost_tracker]") {
+  const NewidleCostTracker<newidle::BumpFailed2025> t;
+  auto s = t.make_state(1, 0s);
+  t.record_attempt(s, 0, 0ns, false, 1ms);
+  CHECK(t.level_cost(s, 0) == 0ns);  // 3/2 of 0 is 0: only a measured cost starts it
+  t.record_attempt(s, 0, 100us, true, 2ms);
+  CHECK(t.level_cost(s, 0) == 100us);
+  t.record_attempt(s, 0, 1us, false, 3ms);  // the timed 1 us is replaced by 150 us
+  CHECK(t.level_cost(s, 0) == 150us);
+  t.record_attempt(s, 0, 1us, false, 4ms);
+  CHECK(t.level_cost(s, 0) == 225us);
+  t.record_attempt(s, 0, 1us, false, 5ms);
+  CHECK(t.level_cost(s, 0) == 337'500ns);
+  t.record_attempt(s, 0, 1us, false, 6ms);  // 506.25 us, capped
+  CHECK(t.level_cost(s, 0) == 500'200ns);
+  t.record_attempt(s, 0, 3ms, true, 7ms);  // a measured cost is capped too
+  CHECK(t.level_cost(s, 0) == 500'200ns);
+  // Odd values round down, as 3 * m / 2 does: m = 101 ns -> 151 ns.
+  auto o = t.make_state(1, 0s);
+  t.record_attempt(o, 0, 101ns, true, 0s);
+  t.record_attempt(o, 0, 0ns, false, 0s);
+  CHECK(t.level_cost(o, 0) == 151ns);
+  // Today's tracker ignores the outcome: record_attempt is record_cost.
+  const NewidleCostTracker<> now;
+  auto c = now.make_state(1, 0s);
+  now.record_attempt(c, 0, 100us, true, 1ms);
+  now.record_attempt(c, 0, 1us, false, 2ms);
+  CHECK(now.level_cost(c, 0) == 100us);
+  // Through the balancer: every level finds nothing, so each level's cost
+  // grows by half per balance once it has one.
+  IdleBalancer<UniformTopology, Bump> b{box};
+  ManualClock clock{1s};
+  auto st = b.make_state(0, clock.now());
+  b.balance(0, st, ScriptedPull{&clock, {10us, 10us, 10us}}, clock);  // max 0: 3/2 of 0
+  CHECK(b.tracker().level_cost(st, 0) == 0ns);
+  b.tracker().record_cost(st, 0, 10us, clock.now());
+  b.balance(0, st, ScriptedPull{&clock, {10us, 10us, 10us}}, clock);
+  CHECK(b.tracker().level_cost(st, 0) == 15us);
 }

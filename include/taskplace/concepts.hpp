@@ -223,6 +223,36 @@ concept NewidleLevelBudget = requires(Nanoseconds a, Nanoseconds s, Nanoseconds 
 };
 
 // ---------------------------------------------------------------------------
+// Newidle attempt policies (taskplace/policy/newidle_success_rate.hpp): of
+// the levels the cost budget allows, which does a balance try?
+//   R1 typename A::state: per-CPU, default-constructible, copyable.
+//   R2 a.make_state(std::uint32_t level_count, Nanoseconds now,
+//      std::uint64_t seed) -> A::state.
+//   R3 a.roll(state&, std::uint32_t level, Nanoseconds now) -> std::uint32_t:
+//      0 skips the level; otherwise try it, and a success there weighs this
+//      many calls.
+//   R4 a.record(state&, std::uint32_t level, bool pulled, std::uint32_t
+//      weight, Nanoseconds now): the outcome of a level roll() let through.
+//   I1 With a given seed, the answers are a function of the calls made.
+template <class A>
+concept NewidleAttemptPolicy =
+    std::default_initializable<typename A::state> && std::copyable<typename A::state> &&
+    requires(const A& a, typename A::state& s, std::uint32_t n, Nanoseconds now, std::uint64_t seed, bool pulled) {
+      { a.make_state(n, now, seed) } -> std::same_as<typename A::state>;
+      { a.roll(s, n, now) } -> std::same_as<std::uint32_t>;
+      { a.record(s, n, pulled, n, now) } -> std::same_as<void>;
+    };
+
+// SuccessRateVariant: an era of the success-rate gate.
+//   R1 V::rate_term: bool constant (v7.0: a slow window adds to the ratio).
+//   R2 V::always_at_full: bool constant (v7.0: no dice at ratio 1024).
+template <class V>
+concept SuccessRateVariant = requires {
+  { V::rate_term } -> std::convertible_to<bool>;
+  { V::always_at_full } -> std::convertible_to<bool>;
+};
+
+// ---------------------------------------------------------------------------
 // Cache-hot reservation variants (taskplace/policy/cache_hot_reservation.hpp).
 //   R1 V::update_sleep_avg(Nanoseconds avg, Nanoseconds sample,
 //                          Nanoseconds migration_cost) -> Nanoseconds.

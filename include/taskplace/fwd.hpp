@@ -54,6 +54,15 @@ struct DefaultNewidleTraits;
 template <class Traits = DefaultNewidleTraits>
 class NewidleCostTracker;
 
+// --- Newidle attempts (kernel newidle_ratio, NI_RANDOM / NI_RATE) ---------
+struct AttemptEveryLevel;  // try every level the budget allows  [default of IdleBalancer; the kernel since v6.18 throws dice]
+namespace success_rate {
+struct Proportional2025;      // v6.18: try with odds (2 + ratio) / 1024
+struct ProportionalRate2026;  // v7.0: plus a rate term; ratio 1024 always tries  [default of NewidleSuccessRate]
+}  // namespace success_rate
+template <SuccessRateVariant Variant = success_rate::ProportionalRate2026>
+class NewidleSuccessRate;
+
 // --- CacheHotReservation (SIS_CACHE, never merged) -------------------------
 namespace sis_cache {
 struct Rfc2023;  // seed 002: average every sleep, hot_until = now + avg

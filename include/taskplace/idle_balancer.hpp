@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 
 #include "taskplace/clock.hpp"
 #include "taskplace/concepts.hpp"
@@ -20,6 +21,7 @@
 #include "taskplace/detail/assert.hpp"
 #include "taskplace/detail/math.hpp"
 #include "taskplace/policy/newidle_cost_tracker.hpp"
+#include "taskplace/policy/newidle_success_rate.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/types.hpp"
 
@@ -47,23 +49,69 @@ struct PerLevel2013 : DefaultNewidleTraits {
   using EntryGate = MigrationCostGate;
   using Budget = LevelBudget;
 };
-// Today's kernel.
+// v6.17 (2025, reverted in v6.18): a level whose attempt found nothing
+// records 3/2 of its maximum, capped at migration_cost + 200 ns.
+struct BumpFailed2025 : DefaultNewidleTraits {
+  static constexpr bool bump_failed_cost = true;
+};
+// Today's kernel's cost tracking (its success-rate dice are the balancer's
+// Attempts member: see traits::Balance).
 struct Current : DefaultNewidleTraits {};
 }  // namespace newidle
 
 struct DefaultBalanceTraits {
   using Tracker = NewidleCostTracker<>;  // kernel avg_idle + max_newidle_lb_cost, v5.16 on
+  // Which of the levels the budget allows are tried: all of them, as the
+  // kernel did until v6.17. The kernel since v6.18 throws success-rate dice
+  // (NewidleSuccessRate<>); taskplace keeps every decision a function of
+  // its inputs by default, see docs/policies/newidle_success_rate.md.
+  using Attempts = AttemptEveryLevel;
   using Stats = NoStats;                 // schedstats off
   using Hook = NoHook;                   // no tracepoint
 };
 
 namespace traits {
-// A balancer whose newidle cost tracking follows `NewidleTraits`.
-template <class NewidleTraits>
+// A balancer whose newidle cost tracking follows `NewidleTraits`, trying
+// levels as `Attempts` says.
+template <class NewidleTraits, class Attempts_ = AttemptEveryLevel>
 struct Balance : DefaultBalanceTraits {
   using Tracker = NewidleCostTracker<NewidleTraits>;
+  using Attempts = Attempts_;
 };
+// Today's kernel (v7.0 on): the current cost tracking and the success-rate
+// dice with the rate term.
+using BalanceKernel2026 = Balance<newidle::Current, NewidleSuccessRate<success_rate::ProportionalRate2026>>;
 }  // namespace traits
+
+namespace detail {
+// Traits::Attempts, or AttemptEveryLevel for balance traits written before
+// it existed (not derived from DefaultBalanceTraits).
+template <class Traits>
+struct balance_attempts {
+  using type = AttemptEveryLevel;
+};
+template <class Traits>
+  requires requires { typename Traits::Attempts; }
+struct balance_attempts<Traits> {
+  using type = typename Traits::Attempts;
+};
+template <class Traits>
+using balance_attempts_t = typename balance_attempts<Traits>::type;
+
+// The balancer's per-CPU state: the tracker's, plus the attempt policy's
+// when that has any (AttemptEveryLevel has none: then it is the tracker's
+// state itself, unchanged).
+template <class TrackerState, class AttemptState, bool = std::is_empty_v<AttemptState>>
+struct balancer_state {
+  using type = TrackerState;
+};
+template <class TrackerState, class AttemptState>
+struct balancer_state<TrackerState, AttemptState, false> {
+  struct type : TrackerState {
+    AttemptState attempts{};  // per level: calls, successes, ratio; the dice
+  };
+};
+}  // namespace detail
 
 enum class BalanceOutcome : std::uint8_t {
   pulled,        // a level's pull found work
@@ -85,6 +133,7 @@ constexpr const char* to_string(BalanceOutcome o) noexcept {
 struct BalanceResult {
   BalanceOutcome outcome;
   std::uint32_t levels_visited = 0;    // pull attempts made
+  std::uint32_t levels_skipped = 0;    // levels the attempt policy passed over (success-rate dice)
   std::uint32_t stopped_before = 0;    // with outcome budget: the level not tried
   std::uint32_t pulled_level = 0;      // with outcome pulled: the level that found work
   Nanoseconds spent{0};                // time spent in pull attempts
@@ -100,26 +149,43 @@ template <Topology T, class Traits>  // default in fwd.hpp
 class IdleBalancer {
  public:
   using tracker_type = typename Traits::Tracker;
-  using state = typename tracker_type::state;
+  using attempts_type = detail::balance_attempts_t<Traits>;
+  static_assert(NewidleAttemptPolicy<attempts_type>,
+                "Traits::Attempts must model taskplace::NewidleAttemptPolicy (state, make_state, roll, record)");
+  // The tracker's state (plus `attempts`, when the attempt policy keeps any).
+  using state = typename detail::balancer_state<typename tracker_type::state, typename attempts_type::state>::type;
+  static constexpr bool has_attempt_state = !std::is_same_v<state, typename tracker_type::state>;
   using stats_type = typename Traits::Stats::template counters<BalanceCounter>;
   using hook_type = typename Traits::Hook;
 
-  explicit IdleBalancer(const T& topology, tracker_type tracker = {})
-      : topology_(&topology), tracker_(tracker) {}
+  explicit IdleBalancer(const T& topology, tracker_type tracker = {}, attempts_type attempts = {})
+      : topology_(&topology), tracker_(tracker), attempts_(attempts) {}
   // The balancer keeps a pointer to the topology: a temporary would dangle.
-  IdleBalancer(const T&&, tracker_type = {}) = delete;
+  IdleBalancer(const T&&, tracker_type = {}, attempts_type = {}) = delete;
 
-  // Returns: fresh per-CPU state for `cpu` (levels from the topology).
+  // Returns: fresh per-CPU state for `cpu` (levels from the topology; the
+  // attempt policy's dice, if any, seeded with the CPU id).
   // Precondition (checked): cpu < cpu_count().
   state make_state(CpuId cpu, Nanoseconds now) const {
     TASKPLACE_EXPECTS(cpu < topology_->cpu_count(), "cpu must be < cpu_count()");
-    return tracker_.make_state(static_cast<std::uint32_t>(topology_->level_count(cpu)), now);
+    const auto levels = static_cast<std::uint32_t>(topology_->level_count(cpu));
+    if constexpr (has_attempt_state) {
+      state s;
+      static_cast<typename tracker_type::state&>(s) = tracker_.make_state(levels, now);
+      s.attempts = attempts_.make_state(levels, now, cpu);
+      return s;
+    } else {
+      return tracker_.make_state(levels, now);
+    }
   }
 
   // Effects: the newidle balance of `cpu`. Unless the entry gate refuses,
   // calls pull(level, kind, cpus) for each level from the smallest, timing
   // each call with `clock` and recording its cost, until a pull returns true
   // or the next level's cost exceeds what the expected idle time leaves.
+  // A level the budget allows may still be passed over by the attempt
+  // policy (Traits::Attempts; never with the default): no pull, no time,
+  // on to the next level, as the kernel's success-rate dice do.
   // With no work found the CPU's idle period starts (idle_end ends it).
   // `pull` must return true if it got work; it may throw, in which case
   // nothing of this call is recorded: `st` and the counters are unchanged
@@ -147,10 +213,19 @@ class IdleBalancer {
           r.stopped_before = i;
           break;
         }
+        std::uint32_t weight = 1;
+        if constexpr (has_attempt_state) {
+          weight = attempts_.roll(work.attempts, i, t0);
+          if (weight == 0) {
+            ++r.levels_skipped;
+            continue;
+          }
+        }
         const bool got = std::invoke(pull, i, t.level_kind(cpu, i), t.level_cpus(cpu, i));
         const Nanoseconds t1 = clock.now();
         const Nanoseconds cost = detail::elapsed(t0, t1);
-        tracker_.record_cost(work, i, cost, t1);
+        tracker_.record_attempt(work, i, cost, got, t1);
+        if constexpr (has_attempt_state) attempts_.record(work.attempts, i, got, weight, t1);
         r.spent = detail::saturating_add(r.spent, cost);
         t0 = t1;
         ++r.levels_visited;
@@ -172,6 +247,7 @@ class IdleBalancer {
     st = work;
     stats_.add(BalanceCounter::runs);
     stats_.add(BalanceCounter::levels_visited, r.levels_visited);
+    if constexpr (has_attempt_state) stats_.add(BalanceCounter::levels_skipped, r.levels_skipped);
     switch (r.outcome) {
       case BalanceOutcome::pulled: stats_.add(BalanceCounter::pulls); break;
       case BalanceOutcome::nothing_found: stats_.add(BalanceCounter::nothing_found); break;
@@ -201,6 +277,7 @@ class IdleBalancer {
 
   const T& topology() const noexcept { return *topology_; }
   const tracker_type& tracker() const noexcept { return tracker_; }
+  const attempts_type& attempts() const noexcept { return attempts_; }
   const stats_type& stats() const noexcept { return stats_; }
   stats_type& stats() noexcept { return stats_; }
   hook_type& hook() noexcept { return hook_; }
@@ -208,6 +285,7 @@ class IdleBalancer {
  private:
   const T* topology_;
   tracker_type tracker_;
+  [[no_unique_address]] attempts_type attempts_{};
   [[no_unique_address]] mutable stats_type stats_{};
   [[no_unique_address]] mutable hook_type hook_{};
 };

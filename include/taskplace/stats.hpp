@@ -57,13 +57,14 @@ enum class BalanceCounter : std::uint8_t {
   nothing_found,     // runs that visited every allowed level and found nothing
   idle_periods,      // idle periods folded into avg_idle
   decays,            // periodic ticks
+  levels_skipped,    // levels the success-rate dice passed over (Attempts other than AttemptEveryLevel)
   count_
 };
 
 constexpr const char* to_string(BalanceCounter c) noexcept {
   constexpr const char* names[] = {"runs",  "entry_gate_skips", "budget_stops",
                                    "levels_visited", "pulls", "nothing_found",
-                                   "idle_periods", "decays"};
+                                   "idle_periods", "decays", "levels_skipped"};
   static_assert(std::size(names) == static_cast<std::size_t>(BalanceCounter::count_));
   return names[static_cast<std::size_t>(c)];
 }

@@ -17,6 +17,7 @@
 #include "taskplace/policy/flip_counter.hpp"
 #include "taskplace/policy/llc_factor.hpp"
 #include "taskplace/policy/newidle_cost_tracker.hpp"
+#include "taskplace/policy/newidle_success_rate.hpp"
 #include "taskplace/policy/wide_detector.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/sysfs.hpp"

@@ -1,10 +1,13 @@
 // Fuzz target: the composed IdleBalancer over a small UniformTopology, with
 // a ManualClock the input moves (forwards, backwards, to the extremes, and
 // during pulls), pulls that find work, find none or throw, idle ends and
-// ticks, for three traits sets. After every event: avg_idle is in
+// ticks, for five traits sets (today's default, 2009, 2013, the v6.17 cost
+// bump, and the success-rate dice of v7.0). After every event: avg_idle is in
 // [0, max(its previous value, 2 * the CPU-wide cost)], no level cost is
 // negative, the CPU-wide cost is at least migration_cost, a throwing pull
-// leaves the state untouched, and the result's counts are consistent.
+// leaves the state untouched (the dice's included), and the result's counts
+// are consistent: levels tried plus levels the dice passed over make up the
+// walk.
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -30,6 +33,7 @@ bool same(const State& a, const State& b) {
     return false;
   for (std::uint32_t i = 0; i < max_levels; ++i)
     if (a.max_cost[i] != b.max_cost[i] || a.last_decay[i] != b.last_decay[i]) return false;
+  if constexpr (requires { a.attempts; }) return a.attempts == b.attempts;
   return true;
 }
 
@@ -67,13 +71,15 @@ void drive(fuzz::Bytes& in) {
                 return (script >> (2 * (level % 4)) & 1u) != 0;
               },
               clock);
-          FUZZ_CHECK(r.levels_visited <= topo.level_count(cpu));
+          const std::uint32_t walked = r.levels_visited + r.levels_skipped;
+          FUZZ_CHECK(walked <= topo.level_count(cpu));
           FUZZ_CHECK(r.spent >= Nanoseconds{0});
-          if (r.outcome == BalanceOutcome::pulled) FUZZ_CHECK(r.pulled_level + 1 == r.levels_visited);
-          if (r.outcome == BalanceOutcome::entry_gate) FUZZ_CHECK(r.levels_visited == 0);
-          if (r.outcome == BalanceOutcome::budget) FUZZ_CHECK(r.stopped_before == r.levels_visited);
+          if constexpr (!IdleBalancer<UniformTopology, Traits>::has_attempt_state) FUZZ_CHECK(r.levels_skipped == 0);
+          if (r.outcome == BalanceOutcome::pulled) FUZZ_CHECK(r.pulled_level + 1 == walked);
+          if (r.outcome == BalanceOutcome::entry_gate) FUZZ_CHECK(walked == 0);
+          if (r.outcome == BalanceOutcome::budget) FUZZ_CHECK(r.stopped_before == walked);
           for (std::uint32_t i = 0; i < st.level_count; ++i)
-            if (i >= r.levels_visited) FUZZ_CHECK(st.max_cost[i] == before.max_cost[i]);
+            if (i >= walked) FUZZ_CHECK(st.max_cost[i] == before.max_cost[i]);
         } catch (const PullFailed&) {
           FUZZ_CHECK(same(st, before));  // nothing recorded
         }
@@ -105,9 +111,11 @@ void drive(fuzz::Bytes& in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Bytes in(data, size);
-  switch (in.u8() % 3u) {
+  switch (in.u8() % 5u) {
     case 0: drive<DefaultBalanceTraits>(in); break;
     case 1: drive<traits::Balance<newidle::Gate2009>>(in); break;
+    case 3: drive<traits::Balance<newidle::BumpFailed2025>>(in); break;
+    case 4: drive<traits::BalanceKernel2026>(in); break;
     default: drive<traits::Balance<newidle::PerLevel2013>>(in); break;
   }
   return 0;

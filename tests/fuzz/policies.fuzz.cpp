@@ -1,14 +1,19 @@
 // Fuzz target: a random event stream driving each policy on its own —
 // FlipCounter (both decays, both storages), the wide rules, the
-// NewidleCostTracker (default and 2013 traits) and CacheHotReservation (all
-// three variants) — with the policy's invariants checked after every event
-// against a reference computed in wider arithmetic:
+// NewidleCostTracker (default, 2013 and v6.17-bump traits), NewidleSuccessRate
+// (both variants) and CacheHotReservation (all three variants) — with the
+// policy's invariants checked after every event against a reference computed
+// in wider arithmetic:
 //   flips follow the decay-then-count model exactly and never wrap;
 //   every wide rule agrees with its formula in 64/128-bit arithmetic and the
 //   symmetric ones are symmetric;
 //   avg_idle stays in [0, max(previous avg_idle, its cap)]; costs never go
 //   negative; a decay never raises a cost; the CPU-wide cost never drops
-//   below migration_cost;
+//   below migration_cost; a bumped cost rises by at most half and stays
+//   under migration_cost + 200 ns;
+//   a success ratio stays in 0..1024, a roll answers 0 or a weight in
+//   1..1024, a skip counts one call and no success, and two copies of a
+//   state roll alike;
 //   a reservation is live only inside [start, start + migration_cost) and
 //   sleep_avg never goes negative.
 #include <algorithm>
@@ -21,6 +26,7 @@
 #include "taskplace/policy/cache_hot_reservation.hpp"
 #include "taskplace/policy/flip_counter.hpp"
 #include "taskplace/policy/newidle_cost_tracker.hpp"
+#include "taskplace/policy/newidle_success_rate.hpp"
 #include "taskplace/policy/wide_detector.hpp"
 
 namespace {
@@ -121,6 +127,10 @@ struct Traits2013 : DefaultNewidleTraits {
   static constexpr bool skip_without_stamp = false;
 };
 
+struct TraitsBump : DefaultNewidleTraits {
+  static constexpr bool bump_failed_cost = true;
+};
+
 template <class Tracker>
 void drive_newidle(fuzz::Bytes& in) {
   Tracker t;
@@ -147,10 +157,22 @@ void drive_newidle(fuzz::Bytes& in) {
         if (s.level_count == 0) break;
         const std::uint32_t level = in.below(s.level_count);
         const Nanoseconds cost = in.flag() ? any_duration(in) : Nanoseconds{in.u32()};
-        t.record_cost(s, level, cost, now);
+        const bool attempt = in.flag(), pulled = in.flag();
+        if (attempt)
+          t.record_attempt(s, level, cost, pulled, now);
+        else
+          t.record_cost(s, level, cost, now);
         for (std::uint32_t i = 0; i < s.level_count; ++i)
           if (i != level) FUZZ_CHECK(s.max_cost[i] == before.max_cost[i]);
-        FUZZ_CHECK(s.max_cost[level] <= std::max(before.max_cost[level], cost));
+        Nanoseconds bound = std::max(before.max_cost[level], cost);
+        if constexpr (detail::newidle_bumps_failed_cost<typename Tracker::traits_type>()) {
+          const Nanoseconds m = before.max_cost[level];
+          if (attempt && !pulled) bound = std::max(bound, detail::saturating_add(m, m / 2));
+          // A rise never passes migration_cost + 200 ns.
+          if (s.max_cost[level] > before.max_cost[level])
+            FUZZ_CHECK(s.max_cost[level] <= detail::saturating_add(std::max(t.migration_cost, Nanoseconds{0}), Nanoseconds{200}));
+        }
+        FUZZ_CHECK(s.max_cost[level] <= bound);
         break;
       }
       case 3: {
@@ -170,6 +192,47 @@ void drive_newidle(fuzz::Bytes& in) {
     FUZZ_CHECK(s.max_idle_balance_cost >= floor);
     for (std::uint32_t i = 0; i < s.level_count; ++i) FUZZ_CHECK(s.max_cost[i] >= Nanoseconds{0});
     for (std::uint32_t i = 0; i < max_levels; ++i) FUZZ_CHECK(t.level_cost(s, i) >= Nanoseconds{0});
+  }
+}
+
+template <class Rate>
+void drive_success(fuzz::Bytes& in) {
+  const Rate r;
+  Nanoseconds now = next_time(in, Nanoseconds{0});
+  auto s = r.make_state(in.below(max_levels + 1), now, in.get<std::uint64_t>());
+  if (in.flag()) {  // a hand-filled state: any counts, any ratio
+    for (auto& l : s.levels) {
+      l.calls = in.u32();
+      l.successes = in.u32();
+      l.ratio = in.u32();
+      l.window_start = any_duration(in);
+    }
+  }
+  for (int step = 0; step < 64 && !in.empty() && s.level_count > 0; ++step) {
+    const std::uint8_t op = in.u8();
+    now = next_time(in, now);
+    const std::uint32_t level = in.below(s.level_count);
+    const auto before = s;
+    if (op % 2u == 0) {
+      auto twin = s;
+      const std::uint32_t w = r.roll(s, level, now);
+      FUZZ_CHECK(w == r.roll(twin, level, now));  // same state, same die
+      FUZZ_CHECK(twin == s);
+      FUZZ_CHECK(w <= 1024);
+      if (w == 0) {
+        const auto& a = before.levels[level];
+        const auto& b = s.levels[level];
+        // A skip counts one call, no success (or closes the window).
+        if (a.calls < Rate::window - 1) FUZZ_CHECK(b.calls == a.calls + 1 && b.successes == a.successes);
+      }
+    } else {
+      r.record(s, level, in.flag(), in.below(1025), now);
+      FUZZ_CHECK(s.rng == before.rng);  // recording throws no die
+    }
+    for (std::uint32_t i = 0; i < s.level_count; ++i) {
+      FUZZ_CHECK(r.ratio(s, i) <= 1024);
+      if (i != level) FUZZ_CHECK(s.levels[i] == before.levels[i]);
+    }
   }
 }
 
@@ -248,7 +311,7 @@ void drive_reservation(fuzz::Bytes& in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Bytes in(data, size);
-  switch (in.u8() % 11u) {
+  switch (in.u8() % 14u) {
     case 0: drive_flips<FlipCounter<HalveDecay, PlainStorage>>(in); break;
     case 1: drive_flips<FlipCounter<WipeDecay, PlainStorage>>(in); break;
     case 2: drive_flips<FlipCounter<HalveDecay, RelaxedAtomicStorage>>(in); break;
@@ -259,6 +322,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 7: drive_reservation<CacheHotReservation<sis_cache::V1, OwnerOnly>>(in); break;
     case 8: drive_reservation<CacheHotReservation<sis_cache::Rfc2023, AnyTaskMayTake>>(in); break;
     case 9: drive_reservation<CacheHotReservation<sis_cache::V2, OwnerOnly>>(in); break;
+    case 11: drive_newidle<NewidleCostTracker<TraitsBump>>(in); break;
+    case 12: drive_success<NewidleSuccessRate<success_rate::Proportional2025>>(in); break;
+    case 13: drive_success<NewidleSuccessRate<success_rate::ProportionalRate2026>>(in); break;
     default: drive_wide(in); break;
   }
   return 0;

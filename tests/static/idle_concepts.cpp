@@ -8,6 +8,7 @@
 #include "taskplace/concepts.hpp"
 #include "taskplace/policy/cache_hot_reservation.hpp"
 #include "taskplace/policy/newidle_cost_tracker.hpp"
+#include "taskplace/policy/newidle_success_rate.hpp"
 
 namespace taskplace_static_idle {
 
@@ -154,5 +155,43 @@ struct IntGuard : DefaultNewidleTraits {
   struct skip_without_stamp {};  // a type, not a bool constant
 };
 static_assert(!detail::NewidleHasGuard<IntGuard>);
+
+// --- bump_failed_cost (optional member) ----------------------------------------
+static_assert(!detail::newidle_bumps_failed_cost<DefaultNewidleTraits>());
+struct Bumps : DefaultNewidleTraits {
+  static constexpr bool bump_failed_cost = true;
+};
+static_assert(detail::newidle_bumps_failed_cost<Bumps>());
+static_assert(!detail::newidle_bumps_failed_cost<Bare>());  // traits written before it: no bump
+
+// --- SuccessRateVariant ---------------------------------------------------------
+static_assert(SuccessRateVariant<success_rate::Proportional2025>);
+static_assert(SuccessRateVariant<success_rate::ProportionalRate2026>);
+static_assert(!success_rate::Proportional2025::rate_term && success_rate::ProportionalRate2026::rate_term);
+struct RateOnly {  // forgets always_at_full
+  static constexpr bool rate_term = true;
+};
+static_assert(!SuccessRateVariant<RateOnly>);
+static_assert(!SuccessRateVariant<int>);
+
+// --- NewidleAttemptPolicy -------------------------------------------------------
+static_assert(NewidleAttemptPolicy<AttemptEveryLevel>);
+static_assert(NewidleAttemptPolicy<NewidleSuccessRate<>>);
+static_assert(std::is_same_v<NewidleSuccessRate<>::variant, success_rate::ProportionalRate2026>);  // fwd.hpp default
+static_assert(std::is_empty_v<AttemptEveryLevel::state>);
+struct BoolRoll {  // roll answers yes/no, not a weight
+  struct state {};
+  state make_state(std::uint32_t, Nanoseconds, std::uint64_t) const { return {}; }
+  bool roll(state&, std::uint32_t, Nanoseconds) const { return true; }
+  void record(state&, std::uint32_t, bool, std::uint32_t, Nanoseconds) const {}
+};
+struct NoRecord {  // never learns from an outcome
+  struct state {};
+  state make_state(std::uint32_t, Nanoseconds, std::uint64_t) const { return {}; }
+  std::uint32_t roll(state&, std::uint32_t, Nanoseconds) const { return 1; }
+};
+static_assert(!NewidleAttemptPolicy<BoolRoll>);
+static_assert(!NewidleAttemptPolicy<NoRecord>);
+static_assert(!NewidleAttemptPolicy<int>);
 
 }  // namespace taskplace_static_idle

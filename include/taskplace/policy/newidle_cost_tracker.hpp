@@ -222,6 +222,13 @@ struct DefaultNewidleTraits {
   // The 2026 guard: no idle stamp, no sample. On: without it one bogus
   // delta (from the clock's epoch) saturates avg_idle.
   static constexpr bool skip_without_stamp = true;
+  // v6.17 (Chris Mason, 2025): a level's attempt that found nothing records
+  // 3/2 of the level's maximum instead of its timed cost, and every new
+  // maximum is capped at migration_cost + 200 ns, so failing levels price
+  // themselves out. Off: reverted in v6.18 (SPECjbb -6%), replaced by the
+  // success-rate gate (policy/newidle_success_rate.hpp). Optional in user
+  // traits: a traits type without it reads as false.
+  static constexpr bool bump_failed_cost = false;
 };
 
 namespace detail {
@@ -232,6 +239,12 @@ template <class T> concept NewidleHasGate = requires { typename T::EntryGate; } 
 template <class T> concept NewidleHasBudget = requires { typename T::Budget; } && NewidleLevelBudget<typename T::Budget>;
 template <class T> concept NewidleHasCap = requires { { T::cap_level_cost } -> std::convertible_to<bool>; };
 template <class T> concept NewidleHasGuard = requires { { T::skip_without_stamp } -> std::convertible_to<bool>; };
+// bump_failed_cost came after the other members: traits written before it
+// (not derived from DefaultNewidleTraits) read as "no bump".
+template <class T> constexpr bool newidle_bumps_failed_cost() noexcept {
+  if constexpr (requires { { T::bump_failed_cost } -> std::convertible_to<bool>; }) return T::bump_failed_cost;
+  else return false;
+}
 }  // namespace detail
 
 // ---------------------------------------------------------------------------
@@ -365,15 +378,27 @@ class NewidleCostTracker {
   void record_cost(state& s, std::uint32_t level, Nanoseconds cost, Nanoseconds now) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(level < s.level_count, "level must be < level_count");
     if (level >= s.level_count) return;  // level_count <= max_levels by its type
+    record(s, level, detail::newidle_math::non_negative(cost), now);
+  }
+
+  // Effects: record_cost for an attempt whose outcome is known. With
+  //   Traits::bump_failed_cost (v6.17, reverted) an attempt that did not
+  //   pull records 3/2 of the level's current maximum (saturating) instead
+  //   of `cost`, and a new maximum is capped at migration_cost + 200 ns;
+  //   otherwise exactly record_cost(s, level, cost, now). The balancer
+  //   calls this one. Precondition and complexity: as record_cost.
+  void record_attempt(state& s, std::uint32_t level, Nanoseconds cost, bool pulled,
+                      Nanoseconds now) const TASKPLACE_NOEXCEPT {
+    TASKPLACE_EXPECTS(level < s.level_count, "level must be < level_count");
+    if (level >= s.level_count) return;
     Nanoseconds c = detail::newidle_math::non_negative(cost);
-    if constexpr (Traits::cap_level_cost) c = std::min(c, early_cap());
-    if (c > s.max_cost[level]) {
-      s.max_cost[level] = c;
-      if constexpr (schedule::restart_on_new_max) s.last_decay[level] = now;
-    } else if constexpr (schedule::restart_on_new_max) {
-      decay_level(s, level, now);
+    if constexpr (detail::newidle_bumps_failed_cost<Traits>()) {
+      if (!pulled) {
+        const Nanoseconds m = detail::newidle_math::non_negative(s.max_cost[level]);
+        c = detail::saturating_add(m, m / 2);  // floor(3 * m / 2) exactly, saturating instead of overflowing
+      }
     }
-    recompute(s);
+    record(s, level, c, now);
   }
 
   // Effects: the periodic tick (kernel: rebalance_domains). Every level
@@ -399,6 +424,22 @@ class NewidleCostTracker {
   }
 
  private:
+  // The common body of record_cost and record_attempt, for a level below
+  // level_count and c >= 0: the optional caps, then a new maximum or, with
+  // DecayIfNoNewMax, a due decay; then the CPU-wide cost.
+  void record(state& s, std::uint32_t level, Nanoseconds c, Nanoseconds now) const noexcept {
+    if constexpr (Traits::cap_level_cost) c = std::min(c, early_cap());
+    if (c > s.max_cost[level]) {
+      if constexpr (detail::newidle_bumps_failed_cost<Traits>())
+        c = std::min(c, detail::saturating_add(detail::newidle_math::non_negative(migration_cost), Nanoseconds{200}));
+      s.max_cost[level] = c;
+      if constexpr (schedule::restart_on_new_max) s.last_decay[level] = now;
+    } else if constexpr (schedule::restart_on_new_max) {
+      decay_level(s, level, now);
+    }
+    recompute(s);
+  }
+
   // now - since, 0 when the clock went backwards, saturating when the two
   // stamps are so far apart that the difference overflows.
   static constexpr Nanoseconds idle_span(Nanoseconds since, Nanoseconds now) noexcept {
