@@ -179,3 +179,77 @@ TEST_CASE("migrations pay a refill growing with distance", "[simulator][machine]
   // Other node: private caches, LLC share and remote memory.
   CHECK(work_when_woken_on(20) == 60us);
 }
+
+namespace {
+
+// A and two short tasks queued behind it on cpu 0; one short task on each
+// other CPU, which then goes newly idle at 100 us and pulls one of cpu 0's
+// queued tasks. The walk costs nothing (newidle_base = newidle_per_cpu =
+// 0, no contention) and nothing else costs time, so every delay below is
+// the run-queue lock hold alone.
+Workload pull_from_busy_cpu(std::uint32_t pullers) {
+  Workload w;
+  w.tasks.push_back(TaskSpec{.name = "A", .program = {Step::compute(1ms), Step::end()}, .start_cpu = 0});
+  for (std::uint32_t i = 0; i < pullers; ++i)
+    w.tasks.push_back(TaskSpec{.name = "B" + std::to_string(i), .program = {Step::compute(100us), Step::end()}, .start_cpu = 0});
+  for (std::uint32_t i = 0; i < pullers; ++i)
+    w.tasks.push_back(TaskSpec{.name = "C" + std::to_string(i), .program = {Step::compute(100us), Step::end()}, .start_cpu = i + 1});
+  return w;
+}
+
+Costs lock_only(Nanoseconds hold) {
+  Costs c = zero_costs();
+  c.newidle_base = c.newidle_per_cpu = Nanoseconds{0};
+  c.contention_pct = 0;
+  c.newidle_lock_hold = hold;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("a newidle pull holds the busiest CPU's run-queue lock and stalls the task running there", "[simulator][machine][newidle]") {
+  const UniformTopology two{1, 1, 2, 1};
+  SECTION("with no hold, nothing is stalled: the timings of the model without the cost") {
+    M<> m{two, pull_from_busy_cpu(1), lock_only(Nanoseconds{0})};
+    const Report r = m.run_to_completion(1s);
+    // A runs 0..1 ms undisturbed; C ends at 100 us, cpu 1 pulls B at once
+    // and runs it 100..200 us.
+    CHECK(m.task(0).last_ran == 1ms);
+    CHECK(m.task(1).last_ran == 200us);
+    CHECK(r.newidle_pulls == 1);
+    CHECK(r.lock_stall_time == 0us);
+    CHECK(m.check_invariants().empty());
+  }
+  SECTION("with a hold, the task on the CPU pulled from finishes exactly one hold later") {
+    M<> m{two, pull_from_busy_cpu(1), lock_only(7us)};
+    const Report r = m.run_to_completion(1s);
+    // At 100 us cpu 1 takes cpu 0's lock for 7 us: A (900 us left) resumes
+    // at 107 us and ends at 1007 us; B starts on cpu 1 when the pull is
+    // done, at 107 us, and ends at 207 us.
+    CHECK(m.task(0).last_ran == 1ms + 7us);
+    CHECK(m.task(1).last_ran == 207us);
+    CHECK(r.lock_stall_time == 7us);
+    CHECK(r.newidle_time == 7us);  // the puller's balance: the hold only
+    // A stall is lost time, not work: A still did exactly 1 ms.
+    CHECK(m.task(0).cpu_time == 1ms);
+    CHECK(m.check_invariants().empty());
+  }
+}
+
+TEST_CASE("newidle pullers of the same CPU take its run-queue lock in turn", "[simulator][machine][newidle]") {
+  const UniformTopology three{1, 1, 3, 1};
+  M<> m{three, pull_from_busy_cpu(2), lock_only(7us)};
+  const Report r = m.run_to_completion(1s);
+  // cpus 1 and 2 go idle together at 100 us and both pull from cpu 0 (three
+  // tasks): cpu 1 first (its event was queued first) holds the lock
+  // 100..107 us and runs B0 107..207 us; cpu 2 waits for it, holds it
+  // 107..114 us and runs B1 114..214 us. A is stalled by both holds.
+  CHECK(m.task(1).last_ran == 207us);
+  CHECK(m.task(2).last_ran == 214us);
+  CHECK(m.task(0).last_ran == 1ms + 14us);
+  CHECK(r.newidle_pulls == 2);
+  CHECK(r.lock_stall_time == 14us);
+  // Balancing time: 7 us for cpu 1, 7 us waiting plus 7 us holding for cpu 2.
+  CHECK(r.newidle_time == 21us);
+  CHECK(m.check_invariants().empty());
+}

@@ -28,6 +28,19 @@ TEST_CASE("pgbench-2008: always-affine collapses at high client counts", "[simul
   CHECK(t.v.back()[0] < 0.8 * t.v.back()[1]);
 }
 
+TEST_CASE("aim7: the per-level cost limit beats the 2009 gate under load, and is flat with few users", "[simulator][scenarios][aim7]") {
+  Options o;
+  o.quick = true;
+  const Table t = run_scenario("aim7", o);
+  REQUIRE(t.x.size() == 2);
+  REQUIRE(t.x.back() == "1000");
+  // Seed 003: +12.2% at 1100-2000 users, about flat at 10-100. Columns:
+  // no-limit, gate-2009, per-level-2013 (docs/simulator.md, aim7).
+  CHECK(t.v.back()[2] > 1.05 * t.v.back()[1]);
+  CHECK(t.v.front()[2] > 0.99 * t.v.front()[1]);
+  CHECK(t.v.front()[2] < 1.01 * t.v.front()[1]);
+}
+
 TEST_CASE("a scenario's table renders identically for the same seed", "[simulator][scenarios]") {
   Options o;
   o.quick = true;

@@ -88,6 +88,18 @@ struct Costs {
   Nanoseconds newidle_base = 2us;
   Nanoseconds newidle_per_cpu = 250ns;
   std::uint32_t contention_pct = 50;
+  // Time a newidle pull holds the run-queue lock of the CPU it pulls from
+  // (the level's busiest), after the walk above: the double lock of both
+  // queues, the scan of the busiest queue's tasks and the detach/attach of
+  // the one pulled. The CPU pulled from cannot schedule meanwhile, so the
+  // task running there is delayed (stalled) by that much, and balancers
+  // pulling from the same CPU take the lock in turn, each spinning until
+  // it is free (seed 003, RFC 3/3: "acquiring the rq locks can potentially
+  // prevent other CPUs from running something useful"). default 3us:
+  // a dozen or so cache lines of another socket's run queue, task and
+  // lock at ~200-250 ns each (remote-socket latency on 2013 multi-socket
+  // x86), about one context switch. 0: pulls take no lock, stall nothing.
+  Nanoseconds newidle_lock_hold = 3us;
   // Cost per CPU looked at by a periodic balance (accounted, not charged).
   Nanoseconds periodic_per_cpu = 100ns;
   // The kernel's yardstick, used by the pull's cache-hot test: a queued

@@ -317,6 +317,7 @@ class Machine {
   template <class Span>
   CpuId busiest(const Span& span, std::uint32_t level, CpuId c) const;
   Task& detach(CpuId src, std::size_t idx);
+  void lock_for_pull(CpuId src, Nanoseconds& clock);
   bool newidle(CpuId c);
   void on_tick(CpuId c);
 

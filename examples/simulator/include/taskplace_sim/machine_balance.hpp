@@ -15,6 +15,7 @@
 // walk's, first CPU in span order on ties.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <ranges>
 
@@ -81,9 +82,33 @@ auto Machine<T, W, B>::detach(CpuId src, std::size_t idx) -> Task& {
   return t;
 }
 
+// Effects: a newidle puller takes src's run-queue lock at `clock` (its own
+// balance time, moved on): it waits until earlier pullers have released
+// the lock, holds it newidle_lock_hold, and the task running on src makes
+// no progress for that long (its segment, and its slice, end that much
+// later; a CPU switching tasks stalls in its switch the same way).
+// Kernel analogue: load_balance's double_rq_lock of this_rq and busiest
+// around detach_tasks; busiest cannot schedule, and wake-ups onto it and
+// its tick spin, until the puller lets go (the model charges the running
+// task only: wake-ups onto src are not delayed).
+template <taskplace::Topology T, class W, class B>
+void Machine<T, W, B>::lock_for_pull(CpuId src, Nanoseconds& clock) {
+  const Nanoseconds hold = costs_.newidle_lock_hold;
+  if (hold.count() <= 0) return;
+  Cpu& s = cpus_[src];
+  clock = std::max(clock, s.lock_free_at) + hold;
+  s.lock_free_at = clock;
+  if (!runs_task(src) || s.in_step) return;
+  account(src);
+  start_segment_at(src, std::max(s.seg_start, now_) + hold, s.slice_end + hold);
+  if (measuring_) r_.lock_stall_time += hold;
+}
+
 // Effects: the newidle balance of c through the library's IdleBalancer.
 // Each pull attempt costs (newidle_base + span x newidle_per_cpu) x
-// (1 + contention_pct/100 x k), k the other CPUs of the span balancing.
+// (1 + contention_pct/100 x k), k the other CPUs of the span balancing,
+// plus, when it pulls, the wait for and hold of the busiest CPU's run-queue
+// lock (lock_for_pull).
 // Returns: true if the CPU is now busy balancing (overhead mode).
 template <taskplace::Topology T, class W, class B>
 bool Machine<T, W, B>::newidle(CpuId c) {
@@ -108,6 +133,7 @@ bool Machine<T, W, B>::newidle(CpuId c) {
     if (src == taskplace::no_cpu) return false;
     const std::int64_t v = pick_victim(src, false);
     if (v < 0) return false;
+    lock_for_pull(src, clock_now);
     Task& t = detach(src, static_cast<std::size_t>(v));
     t.vruntime = t.vruntime - cpus_[src].min_vruntime + k.min_vruntime;
     t.vr_cpu = c;

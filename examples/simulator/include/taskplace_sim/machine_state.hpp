@@ -112,6 +112,7 @@ struct CpuRecord {
   std::uint64_t ticks = 0;
   std::uint32_t rate = 100;          // percent speed of the current segment
   std::uint32_t balance_failed = 0;  // periodic balances that found only hot tasks
+  Nanoseconds lock_free_at{0};       // when newidle pullers release its run-queue lock
 };
 
 }  // namespace taskplace_sim

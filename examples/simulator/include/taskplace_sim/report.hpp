@@ -55,6 +55,7 @@ struct Report {
   Nanoseconds idle_while_runnable{0};  // integral of min(idle CPUs, waiting tasks)
   Nanoseconds busy_cpu_time{0};        // task run time, all CPUs
   Nanoseconds newidle_time{0};         // CPU time spent in newidle pulls
+  Nanoseconds lock_stall_time{0};      // running tasks' time stalled by pullers' lock holds
   Nanoseconds periodic_time{0};        // accounted cost of periodic balances
   std::uint64_t newidle_runs = 0, newidle_skipped = 0, newidle_pulls = 0;
   std::uint64_t periodic_pulls = 0;
@@ -94,9 +95,9 @@ struct Report {
     TASKPLACE_SIM_LINE("\n  idle-while-runnable %.3f ms, busy %.3f ms, switches %llu, preemptions %llu\n",
          ms(idle_while_runnable), ms(busy_cpu_time), static_cast<unsigned long long>(context_switches),
          static_cast<unsigned long long>(preemptions));
-    TASKPLACE_SIM_LINE("  newidle %llu runs, %llu skipped, %llu pulls, %.3f ms; periodic %llu pulls, %.3f ms\n",
+    TASKPLACE_SIM_LINE("  newidle %llu runs, %llu skipped, %llu pulls, %.3f ms, %.3f ms of tasks stalled; periodic %llu pulls, %.3f ms\n",
          static_cast<unsigned long long>(newidle_runs), static_cast<unsigned long long>(newidle_skipped),
-         static_cast<unsigned long long>(newidle_pulls), ms(newidle_time),
+         static_cast<unsigned long long>(newidle_pulls), ms(newidle_time), ms(lock_stall_time),
          static_cast<unsigned long long>(periodic_pulls), ms(periodic_time));
     TASKPLACE_SIM_LINE("  placer");
     for (std::size_t i = 0; i < wake.size(); ++i)
