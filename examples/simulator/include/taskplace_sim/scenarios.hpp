@@ -253,7 +253,7 @@ inline Table hackbench(Options o) {
 inline Table aim7(Options o) {
   using namespace std::chrono_literals;
   Table t = detail::make_table("aim7", "AIM7-like: users computing with short sleeps; 8 sockets x 10 cores x 2 threads", "users", "jobs/s");
-  t.configs = {"no-limit", "gate-2009", "per-level-2013", "current", "current-decay-2013"};
+  t.configs = {"no-limit", "gate-2009", "per-level-2013", "current", "current-decay-2013", "kernel-2026"};
   const taskplace::UniformTopology topo{8, 1, 10, 2, taskplace::CpuNumbering::smt_last};
   const auto cpus = static_cast<std::uint32_t>(topo.cpu_count());
   const std::vector<std::uint32_t> users = o.quick ? std::vector<std::uint32_t>{10, 1000}
@@ -269,6 +269,9 @@ inline Table aim7(Options o) {
     row.push_back(detail::simulate<C, taskplace::traits::Balance<ni::PerLevel2013>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<C, taskplace::traits::Balance<ni::Current>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<C, taskplace::traits::Balance<cfg::CurrentEverySecond>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
+    // Today's kernel: the current cost tracking plus the success-rate dice
+    // of v6.18/v7.0 (NewidleSuccessRate); not in the seed.
+    row.push_back(detail::simulate<C, taskplace::traits::BalanceKernel2026>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     t.x.push_back(std::to_string(n));
     t.v.push_back(row);
     detail::say(o, "aim7 users=" + std::to_string(n) + " done");
