@@ -1,6 +1,7 @@
 // bench/micro/placer.bench.cpp: how the composed decisions scale with the
 // machine: nanoseconds per WakePlacer::place (traits::Current) and per
-// IdleBalancer::balance on UniformTopology machines of 12 to 4096 CPUs.
+// IdleBalancer::balance (today's default, and with the success-rate dice)
+// on UniformTopology machines of 12 to 4096 CPUs.
 //
 // Shapes, machine states and inputs are in placer_cases.hpp: every CPU
 // idle, every CPU busy, and half of the CPUs busy at random (fixed seed),
@@ -57,32 +58,42 @@ struct StepClock {
 };
 static_assert(taskplace::Clock<StepClock>);
 
-void BM_balance(benchmark::State& st) {
+// Every pull finds nothing, as in a wake-up storm where no CPU has work to
+// spare. With the success-rate dice (BM_balance_dice, today's kernel) each
+// level's ratio falls towards 0 and most levels are passed over: the
+// "skipped" counter; the default walks every level the budget allows.
+template <class Traits>
+void balance_case(benchmark::State& st) {
   const UniformTopology topo = shape(st.range(0));
-  using Balancer = taskplace::IdleBalancer<UniformTopology>;
+  using Balancer = taskplace::IdleBalancer<UniformTopology, Traits>;
   const Balancer balancer{topo};
   StepClock clock;
   constexpr std::uint32_t cpus = 64;  // states of 64 CPUs spread over the machine
-  std::vector<Balancer::state> states;
+  std::vector<typename Balancer::state> states;
   std::vector<CpuId> ids;
   for (std::uint32_t k = 0; k < cpus; ++k) {
     ids.push_back(static_cast<CpuId>(std::uint64_t{k} * topo.cpu_count() / cpus));
     states.push_back(balancer.make_state(ids.back(), clock.now()));
   }
   std::uint32_t i = 0;
-  std::uint64_t visited = 0;
+  std::uint64_t visited = 0, skipped = 0;
   for (auto _ : st) {
     const std::uint32_t k = i++ & (cpus - 1);
     const auto r = balancer.balance(
         ids[k], states[k], [](std::uint32_t, taskplace::LevelKind, const auto&) { return false; },
         clock);
     visited += r.levels_visited;
+    skipped += r.levels_skipped;
     benchmark::DoNotOptimize(r);
   }
   st.counters["levels"] = benchmark::Counter(static_cast<double>(visited), benchmark::Counter::kAvgIterations);
+  st.counters["skipped"] = benchmark::Counter(static_cast<double>(skipped), benchmark::Counter::kAvgIterations);
   st.SetItemsProcessed(st.iterations());
 }
+void BM_balance(benchmark::State& st) { balance_case<taskplace::DefaultBalanceTraits>(st); }
+void BM_balance_dice(benchmark::State& st) { balance_case<taskplace::traits::BalanceKernel2026>(st); }
 BENCHMARK(BM_balance)->Apply(cpu_args);
+BENCHMARK(BM_balance_dice)->Apply(cpu_args);
 
 }  // namespace
 #else
