@@ -234,6 +234,9 @@ concept NewidleLevelBudget = requires(Nanoseconds a, Nanoseconds s, Nanoseconds 
 //   R4 a.record(state&, std::uint32_t level, bool pulled, std::uint32_t
 //      weight, Nanoseconds now): the outcome of a level roll() let through.
 //   I1 With a given seed, the answers are a function of the calls made.
+//   I2 No level is shut off for good: a level is tried now and then, also
+//      one that never finds work (so that it can be found to work again).
+//   testing::check_attempt_policy checks I1 and I2.
 template <class A>
 concept NewidleAttemptPolicy =
     std::default_initializable<typename A::state> && std::copyable<typename A::state> &&

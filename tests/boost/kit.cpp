@@ -61,6 +61,9 @@ BOOST_AUTO_TEST_CASE(every_shipped_newidle_and_reservation_policy_conforms) {
   BOOST_TEST(tp::testing::check_reservation_variant<tp::sis_cache::Rfc2023>().empty());
   BOOST_TEST(tp::testing::check_reservation_variant<tp::sis_cache::V1>().empty());
   BOOST_TEST(tp::testing::check_reservation_variant<tp::sis_cache::V2>().empty());
+  BOOST_TEST(tp::testing::check_attempt_policy<tp::AttemptEveryLevel>().empty());
+  BOOST_TEST(tp::testing::check_attempt_policy<tp::NewidleSuccessRate<tp::success_rate::Proportional2025>>().empty());
+  BOOST_TEST(tp::testing::check_attempt_policy<tp::NewidleSuccessRate<tp::success_rate::ProportionalRate2026>>().empty());
 }
 
 BOOST_AUTO_TEST_CASE(the_kit_reports_a_broken_topology_through_its_builder) {

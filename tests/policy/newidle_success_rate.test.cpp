@@ -10,6 +10,7 @@
 #include <random>
 
 #include "taskplace/policy/newidle_success_rate.hpp"
+#include "taskplace/testing/idle_conformance.hpp"
 
 using namespace taskplace;
 using namespace std::chrono_literals;
@@ -255,4 +256,45 @@ TEST_CASE("AttemptEveryLevel tries every level with weight 1 and keeps no state"
   auto s = a.make_state(3, 0s, 0);
   for (std::uint32_t i = 0; i < 3; ++i) CHECK(a.roll(s, i, 0s) == 1);
   a.record(s, 0, true, 1, 0s);
+}
+
+namespace {
+// A policy that never tries a level that failed once: breaks I2.
+struct GivesUp {
+  struct state {
+    std::array<bool, max_levels> dead{};
+  };
+  state make_state(std::uint32_t, Nanoseconds, std::uint64_t) const { return {}; }
+  std::uint32_t roll(state& s, std::uint32_t level, Nanoseconds) const { return s.dead[level] ? 0 : 1; }
+  void record(state& s, std::uint32_t level, bool pulled, std::uint32_t, Nanoseconds) const {
+    if (!pulled) s.dead[level] = true;
+  }
+};
+// A policy whose die ignores the seed and the state (a counter shared by
+// every state): breaks I1.
+struct SharedDie {
+  struct state {};
+  inline static std::uint32_t calls = 0;
+  state make_state(std::uint32_t, Nanoseconds, std::uint64_t) const { return {}; }
+  std::uint32_t roll(state&, std::uint32_t, Nanoseconds) const { return ++calls % 2; }
+  void record(state&, std::uint32_t, bool, std::uint32_t, Nanoseconds) const {}
+};
+}  // namespace
+
+TEST_CASE("the conformance kit accepts the shipped attempt policies and names what a broken one breaks",
+          "[newidle_success_rate][testing]") {
+  CHECK(testing::check_attempt_policy<AttemptEveryLevel>().empty());
+  CHECK(testing::check_attempt_policy<Rate2025>().empty());
+  CHECK(testing::check_attempt_policy<Rate2026>().empty());
+  // GivesUp shuts off every level that failed once. With one level, level
+  // 0 always finds work and stays on; with 8, levels 1-6 fail their first
+  // try (they find work every third) and level 7 never finds any: 7 levels
+  // shut off.
+  const auto gave_up = testing::check_attempt_policy<GivesUp>();
+  REQUIRE(gave_up.size() == 7);
+  for (const auto& v : gave_up) CHECK(v.rule.find("I2") != std::string::npos);
+  CHECK(gave_up[0].detail.find("level 1 of 8") != std::string::npos);
+  const auto shared = testing::check_attempt_policy<SharedDie>();
+  REQUIRE_FALSE(shared.empty());
+  CHECK(shared[0].rule.find("I1") != std::string::npos);
 }
