@@ -58,15 +58,20 @@ task<int> awaits_spawned(UniformPool<taskplace::traits::Current>& p) {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("every spawned task runs exactly once", "[pool]", pool_test::Policies) {
+// Spawns 20,000 tasks (a third of them yielding once) on a two-worker pool
+// of type P, shuts it down, and checks that each ran exactly once; `check`
+// then sees the pool before it is destroyed.
+template <class P, class Check>
+void every_task_runs_once(Check&& check) {
   const std::size_t n = pool_test::sized(20'000);
   std::vector<std::atomic<int>> counts(n);
   taskplace_pool::ShutdownReport rep;
   {
-    UniformPool<TestType> pool{pool_test::two_cpus()};
+    P pool{pool_test::two_cpus()};
     for (std::size_t i = 0; i < n; ++i) (void)pool.spawn(bump(counts, i, i % 3 == 0));
     rep = pool.shutdown();
     CHECK(pool.stats().spawned == n);
+    check(pool);
   }
   std::size_t ran_once = 0;
   for (auto& c : counts) ran_once += c.load() == 1 ? 1 : 0;
@@ -75,25 +80,18 @@ TEMPLATE_LIST_TEST_CASE("every spawned task runs exactly once", "[pool]", pool_t
   CHECK(rep.abandoned == 0);
 }
 
+TEMPLATE_LIST_TEST_CASE("every spawned task runs exactly once", "[pool]", pool_test::Policies) {
+  every_task_runs_once<UniformPool<TestType>>([](const auto&) {});
+}
+
 TEST_CASE("a pool balancing with today's kernel's success-rate dice runs every task once", "[pool][balance]") {
   // The balancer traits are the pool's third argument; with the dice each
   // worker's balancer state carries their per-level counts.
-  const std::size_t n = pool_test::sized(20'000);
-  std::vector<std::atomic<int>> counts(n);
-  taskplace_pool::ShutdownReport rep;
-  {
-    taskplace_pool::Pool<taskplace::UniformTopology, taskplace::traits::Current, taskplace::traits::BalanceKernel2026> pool{
-        pool_test::two_cpus()};
-    for (std::size_t i = 0; i < n; ++i) (void)pool.spawn(bump(counts, i, i % 3 == 0));
-    rep = pool.shutdown();
-    const auto b = pool.balancer_stats();
-    CHECK(b.get(taskplace::BalanceCounter::runs) > 0);  // workers ran dry and balanced
-  }
-  std::size_t ran_once = 0;
-  for (auto& c : counts) ran_once += c.load() == 1 ? 1 : 0;
-  CHECK(ran_once == n);
-  CHECK(rep.completed == n);
-  CHECK(rep.abandoned == 0);
+  using P = taskplace_pool::Pool<taskplace::UniformTopology, taskplace::traits::Current,
+                                 taskplace::traits::BalanceKernel2026>;
+  every_task_runs_once<P>([](const P& pool) {
+    CHECK(pool.balancer_stats().get(taskplace::BalanceCounter::runs) > 0);  // workers ran dry and balanced
+  });
 }
 
 TEST_CASE("a task's value reaches the coroutine that awaits it", "[pool]") {
