@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -358,4 +359,43 @@ TEST_CASE("v6.17's bump: a failed level records 3/2 of its maximum, capped at mi
   b.tracker().record_cost(st, 0, 10us, clock.now());
   b.balance(0, st, ScriptedPull{&clock, {10us, 10us, 10us}}, clock);
   CHECK(b.tracker().level_cost(st, 0) == 15us);
+}
+
+namespace {
+// ScriptedPull with a noexcept call: the balance then works on the state in
+// place, with no copy to commit.
+struct NoexceptPull {
+  ScriptedPull inner;
+  template <class Span>
+  bool operator()(std::uint32_t level, LevelKind k, const Span& span) const noexcept {
+    return inner(level, k, span);
+  }
+};
+}  // namespace
+
+TEST_CASE("a noexcept pull balances in place with the same results", "[idle_balancer]") {
+  static_assert(std::is_nothrow_invocable_v<NoexceptPull&, std::uint32_t, LevelKind, std::span<const CpuId>>);
+  static_assert(!std::is_nothrow_invocable_v<ScriptedPull&, std::uint32_t, LevelKind, std::span<const CpuId>>);
+  IdleBalancer<UniformTopology, Dice> a{box}, b{box};
+  ManualClock ca{1s}, cb{1s};
+  auto sa = a.make_state(2, ca.now());
+  auto sb = b.make_state(2, cb.now());
+  for (std::uint32_t i = 0; i < 3000; ++i) {
+    const std::uint32_t hit = i % 5;  // 3 and 4: nothing found
+    const std::vector<Nanoseconds> costs{1us * (i % 7), 20us, 300us};
+    const auto ra = a.balance(2, sa, ScriptedPull{&ca, costs, hit}, ca);
+    const auto rb = b.balance(2, sb, NoexceptPull{ScriptedPull{&cb, costs, hit}}, cb);
+    REQUIRE(ra.outcome == rb.outcome);
+    REQUIRE(ra.levels_visited == rb.levels_visited);
+    REQUIRE(ra.levels_skipped == rb.levels_skipped);
+    REQUIRE(ra.spent == rb.spent);
+    ca.advance(50us * (i % 11));
+    cb.advance(50us * (i % 11));
+    a.idle_end(sa, ca.now());
+    b.idle_end(sb, cb.now());
+  }
+  CHECK(sa.avg_idle == sb.avg_idle);
+  CHECK(sa.max_cost == sb.max_cost);
+  CHECK(sa.attempts == sb.attempts);
+  CHECK(a.stats().get(BalanceCounter::pulls) == b.stats().get(BalanceCounter::pulls));
 }

@@ -80,7 +80,7 @@ void balance_case(benchmark::State& st) {
   for (auto _ : st) {
     const std::uint32_t k = i++ & (cpus - 1);
     const auto r = balancer.balance(
-        ids[k], states[k], [](std::uint32_t, taskplace::LevelKind, const auto&) { return false; },
+        ids[k], states[k], [](std::uint32_t, taskplace::LevelKind, const auto&) noexcept { return false; },
         clock);
     visited += r.levels_visited;
     skipped += r.levels_skipped;

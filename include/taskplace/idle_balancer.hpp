@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <type_traits>
+#include <utility>
 
 #include "taskplace/clock.hpp"
 #include "taskplace/concepts.hpp"
@@ -189,16 +190,73 @@ class IdleBalancer {
   // With no work found the CPU's idle period starts (idle_end ends it).
   // `pull` must return true if it got work; it may throw, in which case
   // nothing of this call is recorded: `st` and the counters are unchanged
-  // and the exception propagates.
+  // and the exception propagates. (A pull and clock that are noexcept let
+  // the balance skip the copy that guarantee needs.)
   // Complexity: level_count(cpu) pulls at most.
   // Thread-safety: `st` belongs to `cpu`; call from that CPU's worker only.
   template <class Pull, Clock C>
   BalanceResult balance(CpuId cpu, state& st, Pull&& pull, const C& clock) const {
     TASKPLACE_EXPECTS(cpu < topology_->cpu_count(), "cpu must be < cpu_count()");
+    // A pull or a clock that may throw works on a copy of `st`, committed at
+    // the end, so that an exception leaves `st` (and the counters) as they
+    // were. With a noexcept pull and clock nothing can be left half done:
+    // the walk runs on `st` itself and the copy (a few hundred bytes of
+    // state, twice) is not paid for.
+    using span_type = decltype(topology_->level_cpus(cpu, 0u));
+    constexpr bool nothrow = std::is_nothrow_invocable_v<Pull&, std::uint32_t, LevelKind, span_type> &&
+                             noexcept(std::declval<const C&>().now());
+    BalanceResult r{};
+    if constexpr (nothrow) {
+      r = walk(cpu, st, pull, clock);
+    } else {
+      state work = st;
+      r = walk(cpu, work, pull, clock);
+      st = work;
+    }
+    stats_.add(BalanceCounter::runs);
+    stats_.add(BalanceCounter::levels_visited, r.levels_visited);
+    if constexpr (has_attempt_state) stats_.add(BalanceCounter::levels_skipped, r.levels_skipped);
+    switch (r.outcome) {
+      case BalanceOutcome::pulled: stats_.add(BalanceCounter::pulls); break;
+      case BalanceOutcome::nothing_found: stats_.add(BalanceCounter::nothing_found); break;
+      case BalanceOutcome::entry_gate: stats_.add(BalanceCounter::entry_gate_skips); break;
+      case BalanceOutcome::budget: stats_.add(BalanceCounter::budget_stops); break;
+    }
+    if constexpr (detail::hook_enabled<hook_type>())
+      hook_(BalanceEvent{cpu, tracker_.avg_idle(st), r});
+    return r;
+  }
+
+  // Effects: `cpu` stops idling (a task was queued, or it picked work on
+  // its own); folds the idle period into avg_idle. No-op without an idle
+  // stamp (the 2026 guard, when the traits enable it).
+  void idle_end(state& st, Nanoseconds now) const noexcept {
+    bool folds = true;
+    if constexpr (requires { st.has_stamp; tracker_type::traits_type::skip_without_stamp; }) folds = st.has_stamp || !tracker_type::traits_type::skip_without_stamp;
+    if (folds) stats_.add(BalanceCounter::idle_periods);
+    tracker_.idle_end(st, now);
+  }
+
+  // Effects: the periodic tick: decays the per-level costs.
+  void tick(state& st, Nanoseconds now) const noexcept {
+    stats_.add(BalanceCounter::decays);
+    tracker_.decay(st, now);
+  }
+
+  const T& topology() const noexcept { return *topology_; }
+  const tracker_type& tracker() const noexcept { return tracker_; }
+  const attempts_type& attempts() const noexcept { return attempts_; }
+  const stats_type& stats() const noexcept { return stats_; }
+  stats_type& stats() noexcept { return stats_; }
+  hook_type& hook() noexcept { return hook_; }
+
+ private:
+  // The levels' walk of balance(), on `work`: the entry gate, the budget,
+  // the attempt policy, the timed pulls and what they record, then the
+  // idle stamp. Touches nothing but `work`.
+  template <class Pull, Clock C>
+  BalanceResult walk(CpuId cpu, state& work, Pull& pull, const C& clock) const {
     const T& t = *topology_;
-    // Work on a copy and commit it at the end: a pull that throws leaves
-    // `st` (and the counters) as they were.
-    state work = st;
     const Nanoseconds start = clock.now();
     BalanceResult r{BalanceOutcome::nothing_found};
     if (!tracker_.should_balance(work)) {
@@ -244,45 +302,9 @@ class IdleBalancer {
     } else if constexpr (requires { work.has_stamp; }) {
       work.has_stamp = false;
     }
-    st = work;
-    stats_.add(BalanceCounter::runs);
-    stats_.add(BalanceCounter::levels_visited, r.levels_visited);
-    if constexpr (has_attempt_state) stats_.add(BalanceCounter::levels_skipped, r.levels_skipped);
-    switch (r.outcome) {
-      case BalanceOutcome::pulled: stats_.add(BalanceCounter::pulls); break;
-      case BalanceOutcome::nothing_found: stats_.add(BalanceCounter::nothing_found); break;
-      case BalanceOutcome::entry_gate: stats_.add(BalanceCounter::entry_gate_skips); break;
-      case BalanceOutcome::budget: stats_.add(BalanceCounter::budget_stops); break;
-    }
-    if constexpr (detail::hook_enabled<hook_type>())
-      hook_(BalanceEvent{cpu, tracker_.avg_idle(st), r});
     return r;
   }
 
-  // Effects: `cpu` stops idling (a task was queued, or it picked work on
-  // its own); folds the idle period into avg_idle. No-op without an idle
-  // stamp (the 2026 guard, when the traits enable it).
-  void idle_end(state& st, Nanoseconds now) const noexcept {
-    bool folds = true;
-    if constexpr (requires { st.has_stamp; tracker_type::traits_type::skip_without_stamp; }) folds = st.has_stamp || !tracker_type::traits_type::skip_without_stamp;
-    if (folds) stats_.add(BalanceCounter::idle_periods);
-    tracker_.idle_end(st, now);
-  }
-
-  // Effects: the periodic tick: decays the per-level costs.
-  void tick(state& st, Nanoseconds now) const noexcept {
-    stats_.add(BalanceCounter::decays);
-    tracker_.decay(st, now);
-  }
-
-  const T& topology() const noexcept { return *topology_; }
-  const tracker_type& tracker() const noexcept { return tracker_; }
-  const attempts_type& attempts() const noexcept { return attempts_; }
-  const stats_type& stats() const noexcept { return stats_; }
-  stats_type& stats() noexcept { return stats_; }
-  hook_type& hook() noexcept { return hook_; }
-
- private:
   const T* topology_;
   tracker_type tracker_;
   [[no_unique_address]] attempts_type attempts_{};
