@@ -253,3 +253,77 @@ TEST_CASE("newidle pullers of the same CPU take its run-queue lock in turn", "[s
   CHECK(r.newidle_time == 21us);
   CHECK(m.check_invariants().empty());
 }
+
+namespace {
+
+// A balancer of the kernels before the overload gate (v3.16): every newly
+// idle CPU balances.
+struct UngatedBalance : taskplace::DefaultBalanceTraits {
+  static constexpr bool newidle_overload_gate = false;
+};
+
+// One task on each of two CPUs: C ends at 100 us, A at `a`. No CPU ever
+// runs two tasks.
+Workload one_each(Nanoseconds a) {
+  Workload w;
+  w.tasks.push_back(TaskSpec{.name = "A", .program = {Step::compute(a), Step::end()}, .start_cpu = 0});
+  w.tasks.push_back(TaskSpec{.name = "C", .program = {Step::compute(100us), Step::end()}, .start_cpu = 1});
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("a newly idle CPU balances only while some CPU runs two or more tasks", "[simulator][machine][newidle]") {
+  const UniformTopology two{1, 1, 2, 1};
+  static_assert(M<>::overload_gated);
+  static_assert(!Machine<UniformTopology, taskplace::traits::Current, UngatedBalance>::overload_gated);
+  // Each balance attempt costs 5 us (one level of two CPUs, newidle_base
+  // only, no contention, no lock hold), so a balance shows as time.
+  Costs c = lock_only(Nanoseconds{0});
+  c.newidle_base = 5us;
+  SECTION("no CPU ever runs two: neither newly idle CPU balances, and none spends time on it") {
+    M<> m{two, one_each(1ms), c};
+    const Report r = m.run_to_completion(1s);
+    // C's CPU at 100 us and A's at 1 ms go idle with the overload flag
+    // never set: no balance, no cost.
+    CHECK(r.newidle_runs == 0);
+    CHECK(r.newidle_not_overloaded == 2);
+    CHECK(r.newidle_time == 0us);
+    CHECK(!m.overload_flag());
+    CHECK(m.check_invariants().empty());
+  }
+  SECTION("the same machine with a pre-2014 balancer balances both times") {
+    Machine<UniformTopology, taskplace::traits::Current, UngatedBalance> m{two, one_each(1ms), c};
+    const Report r = m.run_to_completion(1s);
+    CHECK(r.newidle_runs == 2);
+    CHECK(r.newidle_not_overloaded == 0);
+    CHECK(r.newidle_time == 10us);  // 2 balances x 5 us, nothing found
+    CHECK(m.check_invariants().empty());
+  }
+  SECTION("a CPU running two sets the flag at once; only a top-level periodic balance clears it") {
+    // A (10 ms) and B (100 us) start on cpu 0, C (100 us) on cpu 1: cpu 0
+    // runs two from the start. At 100 us cpu 1 balances (5 us) and pulls
+    // B; at 205 us B ends and cpu 1 balances again (5 us, nothing to
+    // pull): the flag is still set though no CPU runs two any more. cpu
+    // 0's first tick, at 4 ms (the default tick), balances the top level
+    // (two CPUs make one level), finds none and clears it: when A ends at
+    // 10 ms cpu 0 does not balance.
+    Workload w = pull_from_busy_cpu(1);
+    w.tasks[0].program = {Step::compute(10ms), Step::end()};
+    M<> m{two, w, c};
+    m.run_until(3ms);
+    CHECK(m.overload_flag());
+    m.run_until(5ms);
+    CHECK(!m.overload_flag());
+    const Report r = m.run_to_completion(1s);
+    CHECK(r.newidle_not_overloaded == 1);
+    CHECK(m.check_invariants().empty());
+    Machine<UniformTopology, taskplace::traits::Current> whole{two, w, c};
+    const Report rw = whole.run_to_completion(1s);
+    CHECK(rw.newidle_runs == 2);
+    CHECK(rw.newidle_pulls == 1);
+    CHECK(rw.newidle_not_overloaded == 1);
+    CHECK(rw.newidle_time == 10us);
+    CHECK(whole.task(1).last_ran == 205us);
+  }
+}

@@ -47,6 +47,23 @@
 
 namespace taskplace_sim {
 
+namespace detail {
+// Whether newidle balancing with balance traits B is skipped while no CPU
+// of the machine runs two or more tasks. Kernel analogue: the root
+// domain's overload flag, tested on entry to newidle_balance since v3.16
+// (2014); before it every newly idle CPU walked its domains. Traits of
+// earlier kernels say `static constexpr bool newidle_overload_gate =
+// false`; all others are gated.
+template <class B>
+constexpr bool newidle_overload_gate() noexcept {
+  if constexpr (requires { B::newidle_overload_gate; }) {
+    return B::newidle_overload_gate;
+  } else {
+    return true;
+  }
+}
+}  // namespace detail
+
 template <taskplace::Topology T, class WakeTraits = taskplace::DefaultWakeTraits,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 class Machine {
@@ -171,11 +188,12 @@ class Machine {
   // task is in exactly the place its state says (no task on two CPUs, none
   // lost), its CPU time plus what remains equals the work assigned, and the
   // incremental bookkeeping (idle flags, per-LLC idle counts, queued count,
-  // the span index's balancing counts and candidates) matches a recount.
+  // overload flags and count, the span index's balancing counts and
+  // candidates) matches a recount.
   std::string check_invariants() const {
     std::vector<int> seen(tasks_.size(), 0);
     std::vector<std::uint32_t> llc_idle(llc_idle_.size(), 0);
-    std::uint64_t queued = 0, idle = 0;
+    std::uint64_t queued = 0, idle = 0, overloaded = 0;
     for (CpuId c = 0; c < cpus_.size(); ++c) {
       const Cpu& k = cpus_[c];
       if (k.curr >= 0) {
@@ -190,6 +208,8 @@ class Machine {
         ++queued;
       }
       if (k.idle_flag != idle_now(c)) return "cpu " + std::to_string(c) + ": stale idle flag";
+      if (k.overloaded != (nr_running(c) >= 2)) return "cpu " + std::to_string(c) + ": stale overload flag";
+      if (k.overloaded) ++overloaded;
       if (idle_now(c)) {
         ++llc_idle[cost_.llc_of(c)];
         ++idle;
@@ -199,6 +219,9 @@ class Machine {
     }
     if (queued != queued_) return "queued count " + std::to_string(queued_) + " != recount " + std::to_string(queued);
     if (idle != idle_count_) return "idle count " + std::to_string(idle_count_) + " != recount " + std::to_string(idle);
+    if (overloaded != overloaded_count_)
+      return "overloaded count " + std::to_string(overloaded_count_) + " != recount " + std::to_string(overloaded);
+    if (overloaded > 0 && !overload_flag_) return "overload flag clear while a CPU runs two or more";
     if (llc_idle != llc_idle_) return "per-LLC idle counts differ from a recount";
     if (std::string s = spans_.check(); !s.empty()) return s;
     for (const Task& t : tasks_) {
@@ -215,6 +238,10 @@ class Machine {
   std::size_t task_count() const noexcept { return tasks_.size(); }
   const Cpu& cpu(CpuId c) const { return cpus_[c]; }
   const Placer& placer() const noexcept { return placer_; }
+  // Whether some CPU ran two or more tasks since the last top-level
+  // periodic balance that found none (the newidle overload gate).
+  bool overload_flag() const noexcept { return overload_flag_; }
+  static constexpr bool overload_gated = detail::newidle_overload_gate<BalanceTraits>();
   const Costs& costs() const noexcept { return costs_; }
   void set_trace(Trace* t) noexcept { trace_ = t; }
   std::uint64_t events() const noexcept { return event_count_; }
@@ -254,13 +281,24 @@ class Machine {
   }
   // What a pull looks for: a queued task on a CPU running two or more.
   bool candidate_now(CpuId c) const { return !cpus_[c].queue.empty() && nr_running(c) >= 2; }
-  // Effects: brings the idle flag, the idle counts and the span index up to
-  // date with c's queue, current task and pending wake-ups. Called after
-  // every change of those, before anything can look at them.
+  // Effects: brings the idle flag, the idle counts, the overload count and
+  // flag, and the span index up to date with c's queue, current task and
+  // pending wake-ups. Called after every change of those, before anything
+  // can look at them.
   void refresh(CpuId c) {
     spans_.set_candidate(c, candidate_now(c));
-    const bool idle = idle_now(c);
     Cpu& k = cpus_[c];
+    const bool over = nr_running(c) >= 2;
+    if (over != k.overloaded) {
+      k.overloaded = over;
+      if (over) {
+        ++overloaded_count_;
+        overload_flag_ = true;  // kernel: add_nr_running sets it at once
+      } else {
+        --overloaded_count_;
+      }
+    }
+    const bool idle = idle_now(c);
     if (idle == k.idle_flag) return;
     k.idle_flag = idle;
     auto& l = llc_idle_[cost_.llc_of(c)];
@@ -336,6 +374,11 @@ class Machine {
   std::vector<Task> tasks_;
   EventQueue events_;
   std::uint64_t event_count_ = 0, queued_ = 0, idle_count_ = 0;
+  // CPUs running two or more, and the machine's overload flag: set as soon
+  // as one does, cleared only by a top-level periodic balance that finds
+  // none (kernel: rd->overloaded, add_nr_running / update_sd_lb_stats).
+  std::uint64_t overloaded_count_ = 0;
+  bool overload_flag_ = false;
   std::size_t done_ = 0;
   Nanoseconds now_{0}, measure_start_{0}, all_done_at_{0};
   bool measuring_ = false, smt_ = false;

@@ -108,14 +108,29 @@ void Machine<T, W, B>::lock_for_pull(CpuId src, Nanoseconds& clock) {
 // Each pull attempt costs (newidle_base + span x newidle_per_cpu) x
 // (1 + contention_pct/100 x k), k the other CPUs of the span balancing,
 // plus, when it pulls, the wait for and hold of the busiest CPU's run-queue
-// lock (lock_for_pull).
+// lock (lock_for_pull). With the overload gate (overload_gated) and the
+// machine's overload flag clear, there is nothing any walk could pull:
+// no balance, no cost, the CPU's idle period starts at once (kernel:
+// newidle_balance stamps idle_stamp, then returns early unless the root
+// domain is overloaded).
 // Returns: true if the CPU is now busy balancing (overhead mode).
 template <taskplace::Topology T, class W, class B>
 bool Machine<T, W, B>::newidle(CpuId c) {
   Cpu& k = cpus_[c];
+  if (overload_gated && !overload_flag_) {
+    balancer_.tracker().idle_start(bst_[c], now_);
+    k.idle_stamped = true;
+    if (measuring_) ++r_.newidle_not_overloaded;
+    return false;
+  }
   Nanoseconds clock_now = now_;
   const SimClock clock{&clock_now};
-  auto pull = [&](std::uint32_t level, taskplace::LevelKind, const auto& span) {
+  // noexcept: a pull that failed halfway (an allocation in push_back)
+  // would leave the machine's queues inconsistent whatever the balancer
+  // kept, so it terminates instead; and a noexcept pull lets the balancer
+  // work on the state in place, without the copy its exception guarantee
+  // needs.
+  auto pull = [&](std::uint32_t level, taskplace::LevelKind, const auto& span) noexcept {
     std::uint32_t others = 0, n = 0;
     if (spans_.exact()) {
       const std::uint32_t g = spans_.group(c, level);
@@ -163,7 +178,10 @@ bool Machine<T, W, B>::newidle(CpuId c) {
 
 // Effects: the periodic tick of c: cost decay, then for each level whose
 // interval (tick x (level + 1)) is due, pull one task that is not cache
-// hot from the busiest CPU when it runs at least two more than c.
+// hot from the busiest CPU when it runs at least two more than c. A
+// balance of the top level (the whole machine) also sets the overload flag
+// to whether any CPU runs two or more now (kernel: update_sd_lb_stats at
+// the root domain's top level, the only place the flag is cleared).
 template <taskplace::Topology T, class W, class B>
 void Machine<T, W, B>::on_tick(CpuId c) {
   Cpu& k = cpus_[c];
@@ -172,6 +190,7 @@ void Machine<T, W, B>::on_tick(CpuId c) {
   const auto levels = static_cast<std::uint32_t>(topo_->level_count(c));
   for (std::uint32_t i = 0; i < levels; ++i) {
     if (k.ticks % (i + 1) != 0) continue;
+    if (i + 1 == levels) overload_flag_ = overloaded_count_ > 0;
     const auto span = topo_->level_cpus(c, i);
     if (measuring_) r_.periodic_time += costs_.periodic_per_cpu * static_cast<std::int64_t>(std::ranges::size(span));
     const CpuId src = busiest(span, i, c);

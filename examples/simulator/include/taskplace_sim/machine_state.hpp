@@ -109,6 +109,7 @@ struct CpuRecord {
   std::int64_t run_total = 0;        // task run time on this CPU, ns
   bool balancing = false, in_step = false, need_resched = false, idle_stamped = false;
   bool idle_flag = true;
+  bool overloaded = false;           // runs two or more (nr_running >= 2)
   std::uint64_t ticks = 0;
   std::uint32_t rate = 100;          // percent speed of the current segment
   std::uint32_t balance_failed = 0;  // periodic balances that found only hot tasks

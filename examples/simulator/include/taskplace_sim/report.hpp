@@ -58,6 +58,7 @@ struct Report {
   Nanoseconds lock_stall_time{0};      // running tasks' time stalled by pullers' lock holds
   Nanoseconds periodic_time{0};        // accounted cost of periodic balances
   std::uint64_t newidle_runs = 0, newidle_skipped = 0, newidle_pulls = 0;
+  std::uint64_t newidle_not_overloaded = 0;  // newly idle with no CPU overloaded: no balance
   std::uint64_t periodic_pulls = 0;
   std::uint64_t preemptions = 0, context_switches = 0;
   std::array<std::uint64_t, wake_counter_count> wake{};
@@ -95,8 +96,9 @@ struct Report {
     TASKPLACE_SIM_LINE("\n  idle-while-runnable %.3f ms, busy %.3f ms, switches %llu, preemptions %llu\n",
          ms(idle_while_runnable), ms(busy_cpu_time), static_cast<unsigned long long>(context_switches),
          static_cast<unsigned long long>(preemptions));
-    TASKPLACE_SIM_LINE("  newidle %llu runs, %llu skipped, %llu pulls, %.3f ms, %.3f ms of tasks stalled; periodic %llu pulls, %.3f ms\n",
+    TASKPLACE_SIM_LINE("  newidle %llu runs, %llu skipped, %llu not overloaded, %llu pulls, %.3f ms, %.3f ms of tasks stalled; periodic %llu pulls, %.3f ms\n",
          static_cast<unsigned long long>(newidle_runs), static_cast<unsigned long long>(newidle_skipped),
+         static_cast<unsigned long long>(newidle_not_overloaded),
          static_cast<unsigned long long>(newidle_pulls), ms(newidle_time), ms(lock_stall_time),
          static_cast<unsigned long long>(periodic_pulls), ms(periodic_time));
     TASKPLACE_SIM_LINE("  placer");

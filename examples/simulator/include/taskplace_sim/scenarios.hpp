@@ -47,6 +47,15 @@ struct MasterOnly : taskplace::DefaultWakeTraits {
 struct CurrentEverySecond : taskplace::DefaultNewidleTraits {
   using Schedule = taskplace::DecayEverySecond;
 };
+// Balance traits `B` as the kernels before v3.16 ran them: a newly idle
+// CPU balances whether or not any CPU has a task to give. Every policy set
+// that stands for such a kernel (2.6.25's always-affine, v3.10, v3.12, the
+// 2009 and 2013 newidle rules) runs with it; later ones skip the balance
+// while no CPU runs two or more (Machine::overload_gated).
+template <class B = taskplace::DefaultBalanceTraits>
+struct Before2014 : B {
+  static constexpr bool newidle_overload_gate = false;
+};
 }  // namespace cfg
 
 struct Options {
@@ -119,9 +128,9 @@ inline Table pgbench(Options o) {
     const auto n = clients[i];
     const auto s = detail::mix(o.seed, n);
     std::vector<double> row;
-    row.push_back(detail::simulate<taskplace::traits::AlwaysAffine>(topo, workloads::pgbench(n, 12), warm, meas, s, o, t).throughput);
-    row.push_back(detail::simulate<cfg::Base2013>(topo, workloads::pgbench(n, 12), warm, meas, s, o, t).throughput);
-    row.push_back(detail::simulate<cfg::Smart2013>(topo, workloads::pgbench(n, 12), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<taskplace::traits::AlwaysAffine, cfg::Before2014<>>(topo, workloads::pgbench(n, 12), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<cfg::Base2013, cfg::Before2014<>>(topo, workloads::pgbench(n, 12), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<cfg::Smart2013, cfg::Before2014<>>(topo, workloads::pgbench(n, 12), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<taskplace::traits::Current>(topo, workloads::pgbench(n, 12), warm, meas, s, o, t).throughput);
     t.x.push_back(std::to_string(n));
     t.v.push_back(row);
@@ -159,7 +168,7 @@ inline Table pgbench_2008(Options o) {
     const auto n = clients[i];
     const auto s = detail::mix(o.seed, n);
     std::vector<double> row;
-    row.push_back(detail::simulate<taskplace::traits::AlwaysAffine>(topo, workloads::pgbench(n, 4), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<taskplace::traits::AlwaysAffine, cfg::Before2014<>>(topo, workloads::pgbench(n, 4), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<taskplace::traits::Current>(topo, workloads::pgbench(n, 4), warm, meas, s, o, t).throughput);
     t.x.push_back(std::to_string(n));
     t.v.push_back(row);
@@ -184,7 +193,7 @@ inline Table pipe(Options o) {
   for (std::uint32_t pairs : {1u, 2u, 4u}) {
     const auto s = detail::mix(o.seed, pairs);
     std::vector<double> row;
-    row.push_back(detail::simulate<taskplace::traits::AlwaysAffine>(topo, workloads::pipe(pairs, 12), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<taskplace::traits::AlwaysAffine, cfg::Before2014<>>(topo, workloads::pipe(pairs, 12), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<taskplace::traits::Current>(topo, workloads::pipe(pairs, 12), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<taskplace::traits::PrevCpu>(topo, workloads::pipe(pairs, 12), warm, meas, s, o, t).throughput);
     t.x.push_back(std::to_string(pairs));
@@ -264,9 +273,11 @@ inline Table aim7(Options o) {
   for (auto n : users) {
     const auto s = detail::mix(o.seed, n);
     std::vector<double> row;
-    row.push_back(detail::simulate<C, taskplace::traits::Balance<ni::NoLimit>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
-    row.push_back(detail::simulate<C, taskplace::traits::Balance<ni::Gate2009>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
-    row.push_back(detail::simulate<C, taskplace::traits::Balance<ni::PerLevel2013>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
+    // The seed's kernels (and the no-limit strawman) predate the overload
+    // gate of v3.16: they balance on every newly idle CPU.
+    row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::NoLimit>>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::Gate2009>>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::PerLevel2013>>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<C, taskplace::traits::Balance<ni::Current>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<C, taskplace::traits::Balance<cfg::CurrentEverySecond>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     // Today's kernel: the current cost tracking plus the success-rate dice
