@@ -7,6 +7,7 @@
 #include <random>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -398,4 +399,36 @@ TEST_CASE("a noexcept pull balances in place with the same results", "[idle_bala
   CHECK(sa.max_cost == sb.max_cost);
   CHECK(sa.attempts == sb.attempts);
   CHECK(a.stats().get(BalanceCounter::pulls) == b.stats().get(BalanceCounter::pulls));
+}
+
+TEST_CASE("with no CPU overloaded the balance is not tried and the CPU idles at once (v3.16)", "[idle_balancer]") {
+  IdleBalancer<UniformTopology, Counted> b{box};
+  ManualClock clock{3s};
+  auto st = b.make_state(0, clock.now());
+  std::vector<std::uint32_t> visited;
+  const auto r = b.balance(0, st, ScriptedPull{&clock, {10us, 10us, 10us}, 0, &visited}, clock, Overload::none);
+  CHECK(r.outcome == BalanceOutcome::not_overloaded);
+  CHECK(visited.empty());
+  CHECK(r.levels_visited == 0);
+  CHECK(r.spent == 0ns);
+  CHECK(st.has_stamp);  // the idle period starts now, as the kernel stamps before it returns
+  CHECK(st.idle_stamp == 3s);
+  CHECK(b.stats().get(BalanceCounter::not_overloaded_skips) == 1);
+  CHECK(b.stats().get(BalanceCounter::runs) == 1);
+  CHECK(std::string(to_string(BalanceOutcome::not_overloaded)) == "not_overloaded");
+  // Overload::some and unknown balance as before: level 0 pulls.
+  for (const Overload o : {Overload::some, Overload::unknown}) {
+    visited.clear();
+    const auto p = b.balance(0, st, ScriptedPull{&clock, {10us, 10us, 10us}, 0, &visited}, clock, o);
+    CHECK(p.outcome == BalanceOutcome::pulled);
+    CHECK(visited == std::vector<std::uint32_t>{0});
+  }
+  // The gate comes before the entry gate: a CPU the entry gate would stop
+  // still reports not_overloaded.
+  st.avg_idle = 0ns;
+  b.tracker().record_cost(st, 0, 50us, clock.now());
+  CHECK(b.balance(0, st, ScriptedPull{&clock, {10us, 10us, 10us}}, clock, Overload::none).outcome ==
+        BalanceOutcome::not_overloaded);
+  CHECK(b.balance(0, st, ScriptedPull{&clock, {10us, 10us, 10us}}, clock, Overload::some).outcome ==
+        BalanceOutcome::entry_gate);
 }

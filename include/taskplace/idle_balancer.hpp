@@ -119,6 +119,20 @@ enum class BalanceOutcome : std::uint8_t {
   nothing_found, // every level allowed by the budget was tried, no work
   entry_gate,    // avg_idle too short: not tried at all
   budget,        // stopped before a level it could not afford, no work
+  not_overloaded,  // the caller said no CPU has a task to spare: not tried
+};
+
+// What the caller knows of the other CPUs when one runs dry: whether any
+// runs two or more tasks, so that there is something a pull could take.
+// Kernel analogue: the root domain's overload flag (rd->overloaded), set
+// when a CPU's nr_running reaches 2 and cleared by the top level's load
+// balance; newidle_balance returns at once while it is clear (Tim Chen,
+// "sched: Fast idling of CPU when system is partially loaded", v3.16,
+// 2014). `unknown` (the default) balances as if some CPU were.
+enum class Overload : std::uint8_t {
+  unknown,  // the caller does not track it: balance
+  none,     // no CPU runs two or more: skip, the CPU goes idle at once
+  some,     // some CPU does: balance
 };
 
 constexpr const char* to_string(BalanceOutcome o) noexcept {
@@ -127,6 +141,7 @@ constexpr const char* to_string(BalanceOutcome o) noexcept {
     case BalanceOutcome::nothing_found: return "nothing_found";
     case BalanceOutcome::entry_gate: return "entry_gate";
     case BalanceOutcome::budget: return "budget";
+    case BalanceOutcome::not_overloaded: return "not_overloaded";
   }
   return "unknown";
 }
@@ -188,6 +203,8 @@ class IdleBalancer {
   // policy (Traits::Attempts; never with the default): no pull, no time,
   // on to the next level, as the kernel's success-rate dice do.
   // With no work found the CPU's idle period starts (idle_end ends it).
+  // With `overload` == Overload::none nothing is tried (no CPU has a task
+  // to spare, the kernel's v3.16 gate) and the idle period starts at once.
   // `pull` must return true if it got work; it may throw, in which case
   // nothing of this call is recorded: `st` and the counters are unchanged
   // and the exception propagates. (A pull and clock that are noexcept let
@@ -195,7 +212,8 @@ class IdleBalancer {
   // Complexity: level_count(cpu) pulls at most.
   // Thread-safety: `st` belongs to `cpu`; call from that CPU's worker only.
   template <class Pull, Clock C>
-  BalanceResult balance(CpuId cpu, state& st, Pull&& pull, const C& clock) const {
+  BalanceResult balance(CpuId cpu, state& st, Pull&& pull, const C& clock,
+                        Overload overload = Overload::unknown) const {
     TASKPLACE_EXPECTS(cpu < topology_->cpu_count(), "cpu must be < cpu_count()");
     // A pull or a clock that may throw works on a copy of `st`, committed at
     // the end, so that an exception leaves `st` (and the counters) as they
@@ -207,10 +225,10 @@ class IdleBalancer {
                              noexcept(std::declval<const C&>().now());
     BalanceResult r{};
     if constexpr (nothrow) {
-      r = walk(cpu, st, pull, clock);
+      r = walk(cpu, st, pull, clock, overload);
     } else {
       state work = st;
-      r = walk(cpu, work, pull, clock);
+      r = walk(cpu, work, pull, clock, overload);
       st = work;
     }
     stats_.add(BalanceCounter::runs);
@@ -221,6 +239,7 @@ class IdleBalancer {
       case BalanceOutcome::nothing_found: stats_.add(BalanceCounter::nothing_found); break;
       case BalanceOutcome::entry_gate: stats_.add(BalanceCounter::entry_gate_skips); break;
       case BalanceOutcome::budget: stats_.add(BalanceCounter::budget_stops); break;
+      case BalanceOutcome::not_overloaded: stats_.add(BalanceCounter::not_overloaded_skips); break;
     }
     if constexpr (detail::hook_enabled<hook_type>())
       hook_(BalanceEvent{cpu, tracker_.avg_idle(st), r});
@@ -251,15 +270,17 @@ class IdleBalancer {
   hook_type& hook() noexcept { return hook_; }
 
  private:
-  // The levels' walk of balance(), on `work`: the entry gate, the budget,
-  // the attempt policy, the timed pulls and what they record, then the
-  // idle stamp. Touches nothing but `work`.
+  // The levels' walk of balance(), on `work`: the overload gate, the entry
+  // gate, the budget, the attempt policy, the timed pulls and what they
+  // record, then the idle stamp. Touches nothing but `work`.
   template <class Pull, Clock C>
-  BalanceResult walk(CpuId cpu, state& work, Pull& pull, const C& clock) const {
+  BalanceResult walk(CpuId cpu, state& work, Pull& pull, const C& clock, Overload overload) const {
     const T& t = *topology_;
     const Nanoseconds start = clock.now();
     BalanceResult r{BalanceOutcome::nothing_found};
-    if (!tracker_.should_balance(work)) {
+    if (overload == Overload::none) {
+      r.outcome = BalanceOutcome::not_overloaded;
+    } else if (!tracker_.should_balance(work)) {
       r.outcome = BalanceOutcome::entry_gate;
     } else {
       const auto levels = std::min<std::uint32_t>(

@@ -58,13 +58,15 @@ enum class BalanceCounter : std::uint8_t {
   idle_periods,      // idle periods folded into avg_idle
   decays,            // periodic ticks
   levels_skipped,    // levels the success-rate dice passed over (Attempts other than AttemptEveryLevel)
+  not_overloaded_skips,  // runs not tried: the caller said no CPU had a task to spare
   count_
 };
 
 constexpr const char* to_string(BalanceCounter c) noexcept {
   constexpr const char* names[] = {"runs",  "entry_gate_skips", "budget_stops",
                                    "levels_visited", "pulls", "nothing_found",
-                                   "idle_periods", "decays", "levels_skipped"};
+                                   "idle_periods", "decays", "levels_skipped",
+                                   "not_overloaded_skips"};
   static_assert(std::size(names) == static_cast<std::size_t>(BalanceCounter::count_));
   return names[static_cast<std::size_t>(c)];
 }

@@ -7,7 +7,7 @@
 // negative, the CPU-wide cost is at least migration_cost, a throwing pull
 // leaves the state untouched (the dice's included), and the result's counts
 // are consistent: levels tried plus levels the dice passed over make up the
-// walk.
+// walk, and a caller's "no CPU overloaded" means no walk at all.
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -61,6 +61,7 @@ void drive(fuzz::Bytes& in) {
         std::uint8_t advances[max_levels];
         for (auto& a : advances) a = in.u8();
         try {
+          const Overload overload = static_cast<Overload>(in.u8() % 3u);
           const BalanceResult r = b.balance(
               cpu, st,
               [&](std::uint32_t level, LevelKind, auto span) {
@@ -70,13 +71,15 @@ void drive(fuzz::Bytes& in) {
                 if (script >> (2 * (level % 4)) & 2u) throw PullFailed();
                 return (script >> (2 * (level % 4)) & 1u) != 0;
               },
-              clock);
+              clock, overload);
           const std::uint32_t walked = r.levels_visited + r.levels_skipped;
           FUZZ_CHECK(walked <= topo.level_count(cpu));
           FUZZ_CHECK(r.spent >= Nanoseconds{0});
           if constexpr (!IdleBalancer<UniformTopology, Traits>::has_attempt_state) FUZZ_CHECK(r.levels_skipped == 0);
           if (r.outcome == BalanceOutcome::pulled) FUZZ_CHECK(r.pulled_level + 1 == walked);
           if (r.outcome == BalanceOutcome::entry_gate) FUZZ_CHECK(walked == 0);
+          FUZZ_CHECK((r.outcome == BalanceOutcome::not_overloaded) == (overload == Overload::none));
+          if (r.outcome == BalanceOutcome::not_overloaded) FUZZ_CHECK(walked == 0 && st.has_stamp);
           if (r.outcome == BalanceOutcome::budget) FUZZ_CHECK(r.stopped_before == walked);
           for (std::uint32_t i = 0; i < st.level_count; ++i)
             if (i >= walked) FUZZ_CHECK(st.max_cost[i] == before.max_cost[i]);

@@ -108,21 +108,16 @@ void Machine<T, W, B>::lock_for_pull(CpuId src, Nanoseconds& clock) {
 // Each pull attempt costs (newidle_base + span x newidle_per_cpu) x
 // (1 + contention_pct/100 x k), k the other CPUs of the span balancing,
 // plus, when it pulls, the wait for and hold of the busiest CPU's run-queue
-// lock (lock_for_pull). With the overload gate (overload_gated) and the
-// machine's overload flag clear, there is nothing any walk could pull:
-// no balance, no cost, the CPU's idle period starts at once (kernel:
-// newidle_balance stamps idle_stamp, then returns early unless the root
-// domain is overloaded).
+// lock (lock_for_pull). With the overload gate (overload_gated) the
+// machine's overload flag goes to the balancer as taskplace::Overload;
+// while it is clear there is nothing any walk could pull: no balance, no
+// cost, the CPU's idle period starts at once (kernel: newidle_balance
+// stamps idle_stamp, then returns early unless the root domain is
+// overloaded).
 // Returns: true if the CPU is now busy balancing (overhead mode).
 template <taskplace::Topology T, class W, class B>
 bool Machine<T, W, B>::newidle(CpuId c) {
   Cpu& k = cpus_[c];
-  if (overload_gated && !overload_flag_) {
-    balancer_.tracker().idle_start(bst_[c], now_);
-    k.idle_stamped = true;
-    if (measuring_) ++r_.newidle_not_overloaded;
-    return false;
-  }
   Nanoseconds clock_now = now_;
   const SimClock clock{&clock_now};
   // noexcept: a pull that failed halfway (an allocation in push_back)
@@ -157,7 +152,15 @@ bool Machine<T, W, B>::newidle(CpuId c) {
     refresh(c);
     return true;
   };
-  const taskplace::BalanceResult r = balancer_.balance(c, bst_[c], pull, clock);
+  const taskplace::Overload overload = !overload_gated ? taskplace::Overload::unknown
+                                       : overload_flag_ ? taskplace::Overload::some
+                                                        : taskplace::Overload::none;
+  const taskplace::BalanceResult r = balancer_.balance(c, bst_[c], pull, clock, overload);
+  if (r.outcome == taskplace::BalanceOutcome::not_overloaded) {
+    k.idle_stamped = true;
+    if (measuring_) ++r_.newidle_not_overloaded;
+    return false;
+  }
   if (measuring_) {
     ++r_.newidle_runs;
     r_.newidle_time += r.spent;
