@@ -162,9 +162,12 @@ tp_build_demo() {
   tp_configure "$dir" "$cxx" -DTASKPLACE_BUILD_EXAMPLES=ON "$@" >&2 ||
     tp_die "configure of $dir failed"
   # Both generators list their targets under `help`: Ninja as `name: phony`,
-  # Makefiles as `... name`.
-  if ! cmake --build "$dir" --target help 2>/dev/null |
-       grep -Eq '(^|[ .])taskplace_demo(:|$| )'; then
+  # Makefiles as `... name`. The list is read whole before it is searched:
+  # `grep -q` stops at the first match, and under pipefail the SIGPIPE that
+  # a long list then gets would read as "no such target".
+  local targets
+  targets="$(cmake --build "$dir" --target help 2>/dev/null || true)"
+  if ! grep -Eq '(^|[ .])taskplace_demo(:|$| )' <<<"$targets"; then
     tp_die "no target named taskplace_demo: it is defined by examples/ (is examples/CMakeLists.txt adding it?)"
   fi
   tp_build "$dir" taskplace_demo >&2 || tp_die "build of taskplace_demo failed"
