@@ -36,6 +36,11 @@ constexpr std::uint32_t saturating_inc(std::uint32_t a) noexcept {
   return a + static_cast<std::uint32_t>(a != std::numeric_limits<std::uint32_t>::max());
 }
 
+// a + b for counters, clamped at the maximum instead of wrapping.
+constexpr std::uint32_t saturating_add(std::uint32_t a, std::uint32_t b) noexcept {
+  return a > std::numeric_limits<std::uint32_t>::max() - b ? std::numeric_limits<std::uint32_t>::max() : a + b;
+}
+
 // Sum of two non-negative durations, clamped at the maximum representable.
 constexpr Nanoseconds saturating_add(Nanoseconds a, Nanoseconds b) noexcept {
   const auto max = Nanoseconds::max().count();

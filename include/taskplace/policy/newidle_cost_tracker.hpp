@@ -340,7 +340,7 @@ class NewidleCostTracker {
   // Complexity: O(1). Thread-safety: one thread per state.
   void idle_end(state& s, Nanoseconds now) const noexcept {
     if (!s.has_stamp && Traits::skip_without_stamp) return;
-    const Nanoseconds delta = idle_span(s.idle_stamp, now);
+    const Nanoseconds delta = detail::elapsed(s.idle_stamp, now);
     s.avg_idle = detail::newidle_math::non_negative(
         estimator::update(s.avg_idle, delta, detail::newidle_math::saturating_twice(s.max_idle_balance_cost)));
     s.has_stamp = false;
@@ -376,9 +376,7 @@ class NewidleCostTracker {
   // Precondition (checked): level < level_count; unchecked builds ignore
   //   such a call. Complexity: O(level_count). Thread-safety: one thread per state.
   void record_cost(state& s, std::uint32_t level, Nanoseconds cost, Nanoseconds now) const TASKPLACE_NOEXCEPT {
-    TASKPLACE_EXPECTS(level < s.level_count, "level must be < level_count");
-    if (level >= s.level_count) return;  // level_count <= max_levels by its type
-    record(s, level, detail::newidle_math::non_negative(cost), now);
+    record_attempt(s, level, cost, true, now);  // an attempt that pulled is never bumped
   }
 
   // Effects: record_cost for an attempt whose outcome is known. With
@@ -390,7 +388,7 @@ class NewidleCostTracker {
   void record_attempt(state& s, std::uint32_t level, Nanoseconds cost, bool pulled,
                       Nanoseconds now) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(level < s.level_count, "level must be < level_count");
-    if (level >= s.level_count) return;
+    if (level >= s.level_count) return;  // level_count <= max_levels by its type
     Nanoseconds c = detail::newidle_math::non_negative(cost);
     if constexpr (detail::newidle_bumps_failed_cost<Traits>()) {
       if (!pulled) {
@@ -440,14 +438,6 @@ class NewidleCostTracker {
     recompute(s);
   }
 
-  // now - since, 0 when the clock went backwards, saturating when the two
-  // stamps are so far apart that the difference overflows.
-  static constexpr Nanoseconds idle_span(Nanoseconds since, Nanoseconds now) noexcept {
-    if (now <= since) return Nanoseconds{0};
-    const std::uint64_t d = static_cast<std::uint64_t>(now.count()) - static_cast<std::uint64_t>(since.count());
-    constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-    return Nanoseconds{static_cast<std::int64_t>(std::min(d, max))};
-  }
 
   Nanoseconds early_cap() const noexcept {
     const Nanoseconds m = detail::newidle_math::non_negative(migration_cost);
@@ -455,7 +445,7 @@ class NewidleCostTracker {
   }
 
   void decay_level(state& s, std::uint32_t level, Nanoseconds now) const noexcept {
-    if (idle_span(s.last_decay[level], now) > detail::newidle_math::non_negative(decay_period)) {
+    if (detail::elapsed(s.last_decay[level], now) > detail::newidle_math::non_negative(decay_period)) {
       s.max_cost[level] = detail::newidle_math::scale_down(s.max_cost[level], ratio::num, ratio::den);
       s.last_decay[level] = now;
     }

@@ -211,8 +211,8 @@ class NewidleSuccessRate {
   // One call with `success` successes; closes the window at 1024 calls.
   // Sums saturate (a hand-filled state may hold anything).
   static void count(level_stats& l, std::uint32_t success, Nanoseconds now) noexcept {
-    l.calls = l.calls == UINT32_MAX ? l.calls : l.calls + 1;
-    l.successes = l.successes > UINT32_MAX - success ? UINT32_MAX : l.successes + success;
+    l.calls = detail::saturating_inc(l.calls);
+    l.successes = detail::saturating_add(l.successes, success);
     if (l.calls < window) return;
     std::uint64_t r = l.successes;
     if constexpr (Variant::rate_term) {
