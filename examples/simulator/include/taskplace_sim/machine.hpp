@@ -286,9 +286,9 @@ class Machine {
   // pending wake-ups. Called after every change of those, before anything
   // can look at them.
   void refresh(CpuId c) {
-    spans_.set_candidate(c, candidate_now(c));
     Cpu& k = cpus_[c];
     const bool over = nr_running(c) >= 2;
+    spans_.set_candidate(c, over && !k.queue.empty());  // candidate_now(c), nr_running read once
     if (over != k.overloaded) {
       k.overloaded = over;
       if (over) {
