@@ -1,12 +1,13 @@
-// Tests of the simulator's building blocks: the event queue's order, the
-// mailbox ring, the cost model's distances and refills, and the span
-// index's incremental counts checked against a recount by walking the
-// spans (the machine's balancers rely on the two agreeing).
+// Tests of the simulator's building blocks: the event queue's order (heap
+// and lanes), the mailbox ring, the cost model's distances and refills,
+// and the span index's incremental counts checked against a recount by
+// walking the spans (the machine's balancers rely on the two agreeing).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "taskplace/topology/uniform.hpp"
@@ -65,6 +66,70 @@ TEST_CASE("the event queue interleaves pushes and pops like a sorted list", "[si
       ref.erase(ref.begin());
     }
   }
+}
+
+TEST_CASE("the event queue's lanes keep the order of one sorted list", "[simulator][parts]") {
+  // Lanes are a speed-up only: whatever goes where, pops come out by
+  // (time, push number), the order the heap alone gives.
+  EventQueue q;
+  Rng rng{17};
+  std::vector<std::pair<std::int64_t, std::uint64_t>> ref;  // (t, seq), kept sorted
+  std::uint64_t seq = 0;
+  std::int64_t now = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const std::uint64_t r = rng.below(8);
+    if (ref.empty() || r < 5) {
+      std::int64_t t = now + rng.below(30);
+      if (r == 0) {
+        q.push(Nanoseconds{t}, EventKind::timer, 0, seq);
+      } else {
+        // Lane 0: a fixed delay (in order); lane 1: a delay that varies, so
+        // some pushes are earlier than the lane's newest and go to the heap.
+        const std::size_t lane = r < 3 ? 0 : 1;
+        if (lane == 0) t = now + 7;
+        q.push_in_lane(lane, Nanoseconds{t}, EventKind::arrival, 0, seq);
+      }
+      ref.emplace_back(t, seq++);
+      std::sort(ref.begin(), ref.end());
+    } else {
+      REQUIRE(q.size() == ref.size());
+      CHECK(q.top().t == ref.front().first);
+      const Event e = q.pop();
+      REQUIRE(e.t == ref.front().first);
+      REQUIRE(e.b == ref.front().second);
+      now = e.t;
+      ref.erase(ref.begin());
+    }
+  }
+  while (!ref.empty()) {
+    const Event e = q.pop();
+    REQUIRE(e.b == ref.front().second);
+    ref.erase(ref.begin());
+  }
+  CHECK(q.empty());
+}
+
+TEST_CASE("pop_until takes only what is due, and a bad lane is refused", "[simulator][parts]") {
+  EventQueue q;
+  q.push_in_lane(1, Nanoseconds{10}, EventKind::tick, 4, 0);
+  q.push(Nanoseconds{10}, EventKind::cpu, 5, 0);  // same time, pushed later
+  q.push_in_lane(0, Nanoseconds{20}, EventKind::arrival, 6, 0);
+  CHECK_FALSE(q.pop_until(Nanoseconds{9}).has_value());
+  CHECK(q.size() == 3);
+  auto e = q.pop_until(Nanoseconds{10});
+  REQUIRE(e.has_value());
+  CHECK(e->a == 4);  // the tie goes to the earlier push, lane or not
+  e = q.pop_until(Nanoseconds{10});
+  REQUIRE(e.has_value());
+  CHECK(e->a == 5);
+  CHECK_FALSE(q.pop_until(Nanoseconds{19}).has_value());
+  e = q.pop_until(Nanoseconds{20});
+  REQUIRE(e.has_value());
+  CHECK(e->a == 6);
+  CHECK_FALSE(q.pop_until(Nanoseconds{1000}).has_value());
+  CHECK(q.empty());
+  CHECK_THROWS_AS(q.push_in_lane(EventQueue::lane_count, Nanoseconds{1}, EventKind::tick, 0, 0), std::out_of_range);
+  CHECK(q.empty());
 }
 
 TEST_CASE("a mailbox is a FIFO across growth and wrap-around", "[simulator][parts]") {

@@ -7,17 +7,31 @@
 // as a binary one, which matters more than the extra comparisons when the
 // sift-down walks cold cache lines.
 //
+// Beside the heap, a few lanes: FIFOs for events whose delay after the
+// current time is the same at every push (a remote wake-up's fixed
+// latency, the tick period). Those arrive in time order, so a lane keeps
+// them sorted at O(1) a push and they stay out of the heap, which then
+// holds only the CPUs' segment ends and the timers (on the 224-CPU
+// scenario it is half as large). A push to a lane whose newest event is
+// later than the new one goes to the heap instead, and a pop takes the
+// earliest (time, push number) of the heap's top and the lanes' fronts,
+// so lanes never change what pops when: only how fast.
+//
 //   taskplace_sim::EventQueue q;
 //   q.push(Nanoseconds{5}, EventKind::tick, 0, 0);
+//   q.push_in_lane(0, Nanoseconds{7}, EventKind::arrival, 3, 0);
 //   while (!q.empty()) { const Event e = q.pop(); /* ... */ }
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <utility>
+#include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "taskplace/types.hpp"
+#include "taskplace_sim/ring.hpp"
 
 namespace taskplace_sim {
 
@@ -36,15 +50,87 @@ struct Event {
   std::uint32_t a = 0;
   std::uint64_t b = 0;
   // Returns: true if this event comes before `o`.
-  constexpr bool before(const Event& o) const noexcept { return t != o.t ? t < o.t : seq < o.seq; }
+  constexpr bool before(const Event& o) const noexcept { return (t < o.t) | ((t == o.t) & (seq < o.seq)); }
 };
 
 class EventQueue {
  public:
+  static constexpr std::size_t lane_count = 2;
+
   // Effects: adds an event at time `t`, after every event already queued
   // for the same time. Complexity: O(log n).
   void push(Nanoseconds t, EventKind kind, std::uint32_t a, std::uint64_t b) {
-    Event e{t.count(), seq_++, kind, a, b};
+    heap_push(Event{t.count(), seq_++, kind, a, b});
+  }
+
+  // Effects: as push; the event goes to lane `lane` when it is no earlier
+  // than the lane's newest event, else to the heap. Throws
+  // std::out_of_range if lane >= lane_count. Complexity: O(1) when it
+  // goes to the lane.
+  void push_in_lane(std::size_t lane, Nanoseconds t, EventKind kind, std::uint32_t a, std::uint64_t b) {
+    if (lane >= lane_count) throw std::out_of_range("EventQueue: no such lane");
+    const Event e{t.count(), seq_++, kind, a, b};
+    Ring<Event>& l = lanes_[lane];
+    if (l.empty() || l.back().t <= e.t) {
+      l.push_back(e);
+    } else {
+      heap_push(e);
+    }
+  }
+
+  bool empty() const noexcept {
+    if (!heap_.empty()) return false;
+    for (const auto& l : lanes_)
+      if (!l.empty()) return false;
+    return true;
+  }
+  std::size_t size() const noexcept {
+    std::size_t n = heap_.size();
+    for (const auto& l : lanes_) n += l.size();
+    return n;
+  }
+  // Returns: the earliest event. Precondition: !empty().
+  const Event& top() const noexcept {
+    const int s = source();
+    return s < 0 ? heap_.front() : lanes_[static_cast<std::size_t>(s)].front();
+  }
+
+  // Effects: removes and returns the earliest event. Precondition: !empty().
+  // Complexity: O(log n).
+  Event pop() { return take(source()); }
+
+  // Effects: removes and returns the earliest event if its time is at most
+  // `until`; std::nullopt (nothing removed) if there is none.
+  std::optional<Event> pop_until(Nanoseconds until) {
+    const int s = source();
+    if (s == no_event) return std::nullopt;
+    const Event& e = s < 0 ? heap_.front() : lanes_[static_cast<std::size_t>(s)].front();
+    if (e.t > until.count()) return std::nullopt;
+    return take(s);
+  }
+
+ private:
+  static constexpr std::size_t arity = 4;
+  static constexpr int from_heap = -1, no_event = -2;
+
+  // Returns: where the earliest event is: a lane's index, from_heap, or
+  // no_event when the queue is empty.
+  int source() const noexcept {
+    int best = heap_.empty() ? no_event : from_heap;
+    const Event* e = heap_.empty() ? nullptr : &heap_.front();
+    for (std::size_t i = 0; i < lane_count; ++i) {
+      if (lanes_[i].empty()) continue;
+      const Event& f = lanes_[i].front();
+      if (e == nullptr || f.before(*e)) {
+        e = &f;
+        best = static_cast<int>(i);
+      }
+    }
+    return best;
+  }
+  Event take(int s) { return s < 0 ? heap_pop() : lanes_[static_cast<std::size_t>(s)].pop_front(); }
+
+  void heap_push(const Event& e) {
     std::size_t i = heap_.size();
     heap_.push_back(e);
     while (i > 0) {
@@ -55,15 +141,7 @@ class EventQueue {
     }
     heap_[i] = e;
   }
-
-  bool empty() const noexcept { return heap_.empty(); }
-  std::size_t size() const noexcept { return heap_.size(); }
-  // Precondition: !empty().
-  const Event& top() const noexcept { return heap_.front(); }
-
-  // Effects: removes and returns the earliest event. Precondition: !empty().
-  // Complexity: O(log n).
-  Event pop() {
+  Event heap_pop() {
     const Event out = heap_.front();
     const Event last = heap_.back();
     heap_.pop_back();
@@ -85,9 +163,8 @@ class EventQueue {
     return out;
   }
 
- private:
-  static constexpr std::size_t arity = 4;
   std::vector<Event> heap_;
+  std::array<Ring<Event>, lane_count> lanes_{};
   std::uint64_t seq_ = 0;
 };
 

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -112,7 +113,7 @@ class Machine {
     }
     for (auto& t : tasks_) enqueue(t, t.spec->start_cpu, false);
     for (CpuId c = 0; c < n; ++c) {
-      push(costs_.tick + costs_.tick * c / n, EventKind::tick, c, 0);
+      events_.push_in_lane(tick_lane, costs_.tick + costs_.tick * c / n, EventKind::tick, c, 0);
       if (cpus_[c].mode == CpuMode::idle && !cpus_[c].queue.empty()) pick_next(c, false);
     }
   }
@@ -122,10 +123,11 @@ class Machine {
   // Effects: processes every event up to and including time `until`.
   // Complexity: O(events log events). Thread-safety: none.
   void run_until(Nanoseconds until) {
-    while (!events_.empty() && events_.top().t <= until.count()) {
-      const Event e = events_.pop();
+    while (const std::optional<Event> next = events_.pop_until(until)) {
+      const Event& e = *next;
       advance(Nanoseconds{e.t});
       ++event_count_;
+      ++events_all_;
       switch (e.kind) {
         case EventKind::cpu:
           if (e.b == cpus_[e.a].gen) on_cpu_event(e.a);
@@ -170,6 +172,7 @@ class Machine {
     r.measured = now_ - measure_start_;
     r.end_time = now_;
     r.events = event_count_;
+    r.events_all = events_all_;
     r.all_done = done_ == tasks_.size() ? all_done_at_ : Nanoseconds{-1};
     const double secs = static_cast<double>(r.measured.count()) / 1e9;
     r.throughput = secs > 0 ? static_cast<double>(r.completions) / secs : 0.0;
@@ -244,7 +247,9 @@ class Machine {
   static constexpr bool overload_gated = detail::newidle_overload_gate<BalanceTraits>();
   const Costs& costs() const noexcept { return costs_; }
   void set_trace(Trace* t) noexcept { trace_ = t; }
+  // Events processed in the measured window / since construction.
   std::uint64_t events() const noexcept { return event_count_; }
+  std::uint64_t events_all() const noexcept { return events_all_; }
 
  private:
   friend View;
@@ -269,6 +274,9 @@ class Machine {
   }
 
   void push(Nanoseconds t, EventKind k, std::uint32_t a, std::uint64_t b) { events_.push(t, k, a, b); }
+  // The event queue's lanes: remote wake-ups (a fixed latency after now)
+  // and ticks (a fixed period after now) arrive in time order.
+  static constexpr std::size_t arrival_lane = 0, tick_lane = 1;
 
   // --- bookkeeping ------------------------------------------------------------
   bool idle_now(CpuId c) const {
@@ -373,7 +381,8 @@ class Machine {
   std::vector<std::uint32_t> llc_idle_;
   std::vector<Task> tasks_;
   EventQueue events_;
-  std::uint64_t event_count_ = 0, queued_ = 0, idle_count_ = 0;
+  // event_count_: in the measured window; events_all_: since construction.
+  std::uint64_t event_count_ = 0, events_all_ = 0, queued_ = 0, idle_count_ = 0;
   // CPUs running two or more, and the machine's overload flag: set as soon
   // as one does, cleared only by a top-level periodic balance that finds
   // none (kernel: rd->overloaded, add_nr_running / update_sd_lb_stats).

@@ -210,7 +210,7 @@ void Machine<T, W, B>::on_tick(CpuId c) {
     enqueue(t, c, false);
     break;
   }
-  push(now_ + costs_.tick, EventKind::tick, c, 0);
+  events_.push_in_lane(tick_lane, now_ + costs_.tick, EventKind::tick, c, 0);
 }
 
 }  // namespace taskplace_sim

@@ -156,7 +156,7 @@ void Machine<T, W, B>::wake(Task& u, Task* waker, CpuId c, bool sync) {
   } else {
     ++cpus_[p.cpu].pending;
     refresh(p.cpu);
-    push(now_ + costs_.remote_wakeup, EventKind::arrival, u.id, 0);
+    events_.push_in_lane(arrival_lane, now_ + costs_.remote_wakeup, EventKind::arrival, u.id, 0);
   }
 }
 

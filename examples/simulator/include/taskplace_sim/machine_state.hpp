@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "taskplace/types.hpp"
+#include "taskplace_sim/ring.hpp"
 #include "taskplace_sim/workload.hpp"
 
 namespace taskplace_sim {
@@ -38,35 +39,9 @@ struct Msg {
   Nanoseconds stamp{0};
 };
 
-// A FIFO of messages in one growable ring (no allocation per message once
-// it has reached the task's working depth).
-class Mailbox {
- public:
-  bool empty() const noexcept { return size_ == 0; }
-  std::size_t size() const noexcept { return size_; }
-  void push_back(const Msg& m) {
-    if (size_ == buf_.size()) grow();
-    buf_[(head_ + size_) & (buf_.size() - 1)] = m;
-    ++size_;
-  }
-  // Precondition: !empty().
-  Msg pop_front() noexcept {
-    const Msg m = buf_[head_];
-    head_ = (head_ + 1) & (buf_.size() - 1);
-    --size_;
-    return m;
-  }
-
- private:
-  void grow() {
-    std::vector<Msg> bigger(buf_.empty() ? 4 : buf_.size() * 2);
-    for (std::size_t i = 0; i < size_; ++i) bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
-    buf_.swap(bigger);
-    head_ = 0;
-  }
-  std::vector<Msg> buf_;  // size a power of two
-  std::size_t head_ = 0, size_ = 0;
-};
+// A task's FIFO of messages (no allocation per message once it has
+// reached the task's working depth).
+using Mailbox = Ring<Msg>;
 
 // One simulated task. `PlacerState` is the WakePlacer's per-task state.
 template <class PlacerState>

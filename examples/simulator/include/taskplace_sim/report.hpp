@@ -47,7 +47,8 @@ struct Report {
   Nanoseconds measured{0};         // length of the measured window
   Nanoseconds end_time{0};         // simulated time at the end of the run
   Nanoseconds all_done{-1};        // when the last task exited; -1: some never did
-  std::uint64_t events = 0;        // events processed
+  std::uint64_t events = 0;        // events processed in the measured window
+  std::uint64_t events_all = 0;    // events processed since the machine was built
   std::uint64_t completions = 0;   // count steps in the measured window
   double throughput = 0;           // completions per simulated second
   Nanoseconds p50{0}, p90{0}, p99{0}, max_latency{0};
@@ -111,8 +112,8 @@ struct Report {
       if (balance[i] != 0)
         TASKPLACE_SIM_LINE(" %s=%llu", taskplace::to_string(static_cast<taskplace::BalanceCounter>(i)),
              static_cast<unsigned long long>(balance[i]));
-    TASKPLACE_SIM_LINE("\n  events %llu, simulated %.3f ms\n", static_cast<unsigned long long>(events),
-         ms(end_time));
+    TASKPLACE_SIM_LINE("\n  events %llu (%llu with the warm-up), simulated %.3f ms\n",
+         static_cast<unsigned long long>(events), static_cast<unsigned long long>(events_all), ms(end_time));
 #undef TASKPLACE_SIM_LINE
     return s;
   }

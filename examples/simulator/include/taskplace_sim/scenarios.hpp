@@ -77,7 +77,7 @@ Report simulate(const Topo& topo, Workload w, Nanoseconds warm, Nanoseconds meas
     o.trace = nullptr;
   }
   Report r = m.run(warm, measure);
-  t.events += r.events;
+  t.events += r.events_all;
   return r;
 }
 
@@ -90,7 +90,7 @@ Report simulate_finite(const Topo& topo, Workload w, Nanoseconds limit, std::uin
     o.trace = nullptr;
   }
   Report r = m.run_to_completion(limit);
-  t.events += r.events;
+  t.events += r.events_all;
   return r;
 }
 

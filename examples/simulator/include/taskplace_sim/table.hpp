@@ -29,7 +29,7 @@ struct Table {
   std::string sim_headline;                       // what the simulator shows
   std::string verdict;                            // reproduced? (direction, size)
   std::vector<std::string> notes;
-  std::uint64_t events = 0;                       // simulated events
+  std::uint64_t events = 0;                       // simulated events, warm-ups included
   double wall_seconds = 0;                        // not part of deterministic output
 };
 
