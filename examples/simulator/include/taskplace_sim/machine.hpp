@@ -38,6 +38,7 @@
 #include "taskplace_sim/cost_model.hpp"
 #include "taskplace_sim/costs.hpp"
 #include "taskplace_sim/event_queue.hpp"
+#include "taskplace_sim/latency_histogram.hpp"
 #include "taskplace_sim/machine_state.hpp"
 #include "taskplace_sim/placer_view.hpp"
 #include "taskplace_sim/report.hpp"
@@ -176,10 +177,10 @@ class Machine {
     r.all_done = done_ == tasks_.size() ? all_done_at_ : Nanoseconds{-1};
     const double secs = static_cast<double>(r.measured.count()) / 1e9;
     r.throughput = secs > 0 ? static_cast<double>(r.completions) / secs : 0.0;
-    r.p50 = quantile(latencies_, 0.50);
-    r.p90 = quantile(latencies_, 0.90);
-    r.p99 = quantile(latencies_, 0.99);
-    r.max_latency = quantile(latencies_, 1.0);
+    r.p50 = Nanoseconds{latencies_.quantile(0.50)};
+    r.p90 = Nanoseconds{latencies_.quantile(0.90)};
+    r.p99 = Nanoseconds{latencies_.quantile(0.99)};
+    r.max_latency = Nanoseconds{latencies_.quantile(1.0)};
     for (std::size_t i = 0; i < wake_counter_count; ++i)
       r.wake[i] = placer_.stats().get(static_cast<taskplace::WakeCounter>(i));
     for (std::size_t i = 0; i < balance_counter_count; ++i)
@@ -392,7 +393,7 @@ class Machine {
   Nanoseconds now_{0}, measure_start_{0}, all_done_at_{0};
   bool measuring_ = false, smt_ = false;
   Report r_{};
-  std::vector<std::int64_t> latencies_;
+  LatencyHistogram latencies_;  // bounded: memory does not grow with the run
   Trace* trace_ = nullptr;
 };
 

@@ -90,7 +90,7 @@ auto Machine<T, W, B>::step(Task& t, CpuId c) -> StepResult {
         if (measuring_) {
           ++r_.completions;
           const Nanoseconds from = t.has_last ? t.last.stamp : t.last_count;
-          latencies_.push_back((now_ - from).count());
+          latencies_.record((now_ - from).count());
         }
         t.last_count = now_;
         break;

@@ -8,12 +8,10 @@
 //   std::cout << r.text();   // byte-identical for the same seed
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
 #include <string>
-#include <vector>
 
 #include "taskplace/stats.hpp"
 #include "taskplace/types.hpp"
@@ -121,15 +119,5 @@ struct Report {
   static double us(Nanoseconds d) { return static_cast<double>(d.count()) / 1e3; }
   static double ms(Nanoseconds d) { return static_cast<double>(d.count()) / 1e6; }
 };
-
-// Returns: the q-quantile (0..1) of `v` by nearest rank; 0 for an empty v.
-// Effects: partially sorts v. Complexity: O(n).
-inline Nanoseconds quantile(std::vector<std::int64_t>& v, double q) {
-  if (v.empty()) return Nanoseconds{0};
-  auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  if (k >= v.size()) k = v.size() - 1;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return Nanoseconds{v[k]};
-}
 
 }  // namespace taskplace_sim
