@@ -1,10 +1,14 @@
 // Tests of taskplace_sim/machine.hpp: hand-computed outcomes, conservation,
-// replay, and each cost's effect in isolation.
+// replay, each cost's effect in isolation, and machines described by a
+// TableTopology.
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
+#include <vector>
 
+#include "taskplace/topology/table.hpp"
 #include "taskplace/topology/uniform.hpp"
 #include "taskplace/wake_placer.hpp"
 #include "taskplace_sim/machine.hpp"
@@ -326,4 +330,39 @@ TEST_CASE("a newly idle CPU balances only while some CPU runs two or more tasks"
     CHECK(rw.newidle_time == 10us);
     CHECK(whole.task(1).last_ran == 205us);
   }
+}
+
+TEST_CASE("a TableTopology machine runs exactly as the UniformTopology it describes", "[simulator][machine][topology]") {
+  // 2 nodes x 2 LLCs x 2 cores x 2 threads, numbered nested, as one row per
+  // CPU: the same machine, so the same seed must give the same report.
+  const UniformTopology uni{2, 2, 2, 2};
+  std::vector<std::uint32_t> core, llc, node;
+  for (taskplace::CpuId c = 0; c < uni.cpu_count(); ++c) {
+    core.push_back(uni.core_of(c));
+    llc.push_back(uni.llc_of(c));
+    node.push_back(uni.node_of(c));
+  }
+  const taskplace::TableTopology table{core, llc, node};
+  REQUIRE(table.cpu_count() == 16);
+  Machine<UniformTopology, taskplace::traits::Current> a{uni, workloads::pgbench(12, 16), Costs{}, 5};
+  Machine<taskplace::TableTopology, taskplace::traits::Current> b{table, workloads::pgbench(12, 16), Costs{}, 5};
+  const Report ra = a.run(2ms, 20ms), rb = b.run(2ms, 20ms);
+  CHECK(ra.completions > 0);
+  CHECK(ra.text() == rb.text());
+  CHECK(b.check_invariants().empty());
+}
+
+TEST_CASE("an asymmetric TableTopology machine conserves work", "[simulator][machine][topology]") {
+  // One node; LLC 0 has a 2-thread core and a 1-thread core, LLC 1 one
+  // single-thread core: CPUs of unequal core and LLC sizes (an offlined
+  // sibling, a cut-down cluster), the shapes UniformTopology cannot give.
+  const taskplace::TableTopology topo{{0, 0, 1, 2}, {0, 0, 0, 1}, {0, 0, 0, 0}};
+  REQUIRE(topo.core_size(0) == 2);
+  REQUIRE(topo.llc_size(3) == 1);
+  Machine<taskplace::TableTopology, taskplace::traits::Current> m{topo, workloads::hackbench(4, 1, true), Costs{}, 1};
+  const Report r = m.run_to_completion(Nanoseconds{10'000'000'000});
+  REQUIRE(r.all_done.count() > 0);
+  for (std::uint32_t i = 0; i < m.task_count(); ++i) CHECK(m.task(i).cpu_time == m.task(i).work);
+  CHECK(r.migrations_total() > 0);  // four CPUs, forty tasks: they do move
+  CHECK(m.check_invariants().empty());
 }
