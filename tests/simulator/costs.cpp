@@ -1,0 +1,286 @@
+// Tests of the scheduler parameters in taskplace_sim/costs.hpp, each in
+// isolation: base_slice, sleeper_credit, spurious_run, periodic_per_cpu,
+// migration_cost and cache_nice_tries. Every test runs a tiny machine with
+// the default value and with a changed one (nothing else differs between
+// the runs) and checks outcomes computed by hand from the model.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "taskplace/topology/uniform.hpp"
+#include "taskplace/wake_placer.hpp"
+#include "taskplace_sim/machine.hpp"
+
+using namespace std::chrono_literals;
+using taskplace::Nanoseconds;
+using taskplace::UniformTopology;
+using namespace taskplace_sim;
+
+namespace {
+
+using M = Machine<UniformTopology, taskplace::traits::Current>;
+
+// Default scheduler parameters, but no direct costs: no context switch,
+// remote wake-up, refill, message or newidle walk time, so every time
+// below is work and scheduling alone.
+Costs no_overheads() {
+  Costs c;
+  c.context_switch = c.remote_wakeup = c.refill_core = c.refill_llc = c.refill_node = Nanoseconds{0};
+  c.message_llc = c.message_other_llc = c.message_node = Nanoseconds{0};
+  c.newidle_base = c.newidle_per_cpu = c.newidle_lock_hold = Nanoseconds{0};
+  return c;
+}
+
+// Tasks that compute `work` each and exit, the i-th forked on cpus[i].
+Workload computes(Nanoseconds work, std::initializer_list<taskplace::CpuId> cpus) {
+  Workload w;
+  for (const taskplace::CpuId c : cpus)
+    w.tasks.push_back(TaskSpec{.name = "c" + std::to_string(w.tasks.size()),
+                               .program = {Step::compute(work), Step::end()},
+                               .start_cpu = c});
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("base_slice sets how long a CPU-bound task runs before the next queued one", "[simulator][costs]") {
+  const UniformTopology one{1, 1, 1, 1};
+  const Workload w = computes(9ms, {0, 0});
+  const Costs def = no_overheads();
+  REQUIRE(def.base_slice == 3ms);
+  Costs fine = def;
+  fine.base_slice = 1ms;
+  M a{one, w, def}, b{one, w, fine};
+  const Report ra = a.run_to_completion(1s), rb = b.run_to_completion(1s);
+  // 2 tasks x 9 ms on one CPU, equal vruntimes alternate (the queue's first
+  // wins a tie). Slice 3 ms: A 0-3, B 3-6, A 6-9, B 9-12, A 12-15 (done),
+  // B 15-18: 6 segments, 5 switches (the first pick, at construction, is
+  // before the measured window). Slice 1 ms: A runs the even milliseconds
+  // 0..16 and ends at 17 ms, B the odd ones and ends at 18 ms: 18
+  // segments, 17 switches, 12 more than with 3 ms.
+  CHECK(ra.context_switches == 5);
+  CHECK(rb.context_switches == 17);
+  CHECK(a.task(0).last_ran == 15ms);
+  CHECK(b.task(0).last_ran == 17ms);
+  // The CPU does the same 18 ms of work either way, without preempting.
+  CHECK(ra.all_done == 18ms);
+  CHECK(rb.all_done == 18ms);
+  CHECK(ra.preemptions == 0);
+  CHECK(rb.preemptions == 0);
+  CHECK(a.check_invariants().empty());
+  CHECK(b.check_invariants().empty());
+}
+
+TEST_CASE("sleeper_credit bounds how far behind min_vruntime a woken sleeper is placed",
+          "[simulator][costs]") {
+  const UniformTopology one{1, 1, 1, 1};
+  // The sleeper goes first: it blocks at 0 for 20 ms with vruntime 0. The
+  // hog then runs alone 0-20 ms; its 3 ms segments end at 3, 6, ..., 18
+  // ms, so at the wake-up (20 ms) min_vruntime is 18 ms and the hog has
+  // run 2 ms more (vruntime 20 ms). The sleeper's own lag (0 - 18 ms) is
+  // clamped to min_vruntime - sleeper_credit, and it preempts when the hog
+  // leads it by more than wakeup_granularity (default 4 ms).
+  Workload w;
+  w.tasks.push_back(
+      TaskSpec{.name = "sleeper", .program = {Step::sleep(20ms), Step::compute(10ms), Step::end()}});
+  w.tasks.push_back(TaskSpec{.name = "hog", .program = {Step::compute(50ms), Step::end()}});
+  const Costs def = no_overheads();
+  REQUIRE(def.sleeper_credit == 12ms);
+  REQUIRE(def.wakeup_granularity == 4ms);
+  Costs some = def, none = def;
+  some.sleeper_credit = 5ms;
+  none.sleeper_credit = Nanoseconds{0};
+  M a{one, w, def}, b{one, w, some}, c{one, w, none};
+  const Report ra = a.run_to_completion(1s), rb = b.run_to_completion(1s), rc = c.run_to_completion(1s);
+  // Credit 12 ms: placed at 6 ms, the hog leads by 14 ms > 4 ms: preempted
+  // at 20 ms. The sleeper's vruntime reaches 16 ms < 20 ms after its 10 ms,
+  // so it runs them in one go, 20-30 ms.
+  CHECK(ra.preemptions == 1);
+  CHECK(a.task(0).last_ran == 30ms);
+  // Credit 5 ms: placed at 13 ms, lead 7 ms > 4 ms: preempts at 20 ms and
+  // runs 20-29 ms (vruntime 22 ms > the hog's 20 ms), the hog 29-32 ms
+  // (vruntime 23 ms), the sleeper's last 1 ms 32-33 ms.
+  CHECK(rb.preemptions == 1);
+  CHECK(b.task(0).last_ran == 33ms);
+  // Credit 0: placed at 18 ms, lead 2 ms < 4 ms: no preemption; it waits
+  // for the hog's slice to end at 21 ms and then alternates with it by 3
+  // ms slices at equal vruntimes: 21-24, 27-30, 33-36, 39-40 ms.
+  CHECK(rc.preemptions == 0);
+  CHECK(c.task(0).last_ran == 40ms);
+  // 60 ms of work on one CPU end at 60 ms whatever the order.
+  CHECK(ra.all_done == 60ms);
+  CHECK(rb.all_done == 60ms);
+  CHECK(rc.all_done == 60ms);
+  CHECK(a.check_invariants().empty());
+  CHECK(b.check_invariants().empty());
+  CHECK(c.check_invariants().empty());
+}
+
+TEST_CASE("spurious_run is the CPU time a spuriously woken task burns before it sleeps again",
+          "[simulator][costs]") {
+  const UniformTopology one{1, 1, 1, 1};
+  // W0 and W1 wait for a message. N computes 1 ms, nudges a random member
+  // of {W0, W1} (permille 1000: every time) and sleeps 1 ms, 10 times, then
+  // sends each waiter its message and exits. The nudged waiter runs while N
+  // sleeps, so every nudge finds both waiters waiting again.
+  Workload w;
+  w.tasks.push_back(TaskSpec{.name = "W0", .program = {Step::wait(), Step::end()}});
+  w.tasks.push_back(TaskSpec{.name = "W1", .program = {Step::wait(), Step::end()}});
+  w.tasks.push_back(TaskSpec{.name = "N",
+                             .program = {Step::compute(1ms), Step::nudge(0, 1000), Step::sleep(1ms),
+                                         Step::loop(9), Step::send(0), Step::send(1), Step::end()}});
+  w.groups = {{0, 1}};
+  const Costs def = no_overheads();
+  REQUIRE(def.spurious_run == 2us);
+  Costs slow = def;
+  slow.spurious_run = 300us;
+  M a{one, w, def}, b{one, w, slow};
+  const Report ra = a.run_to_completion(1s), rb = b.run_to_completion(1s);
+  // 10 nudges x spurious_run between the waiters (which one each nudge
+  // picks is the seed's): 20 us by default, 3 ms with 300 us.
+  CHECK(a.task(0).cpu_time + a.task(1).cpu_time == 10 * 2us);
+  CHECK(b.task(0).cpu_time + b.task(1).cpu_time == 10 * 300us);
+  // Busy time: N's 10 x 1 ms plus the spurious runs.
+  CHECK(ra.busy_cpu_time == 10ms + 20us);
+  CHECK(rb.busy_cpu_time == 10ms + 3ms);
+  // The spurious runs fit in N's sleeps: N's 10 x (1 ms + 1 ms) end at 20
+  // ms either way, and the waiters exit then on their messages.
+  CHECK(ra.all_done == 20ms);
+  CHECK(rb.all_done == 20ms);
+  CHECK(a.check_invariants().empty());
+  CHECK(b.check_invariants().empty());
+}
+
+TEST_CASE("periodic_per_cpu is accounted once per CPU looked at by each periodic balance",
+          "[simulator][costs]") {
+  // 2 LLCs of 2 CPUs: level 0 spans an LLC (2 CPUs), level 1 the node (4
+  // CPUs). One task per CPU: no queue, no pull, every due level is looked at.
+  const UniformTopology topo{1, 2, 2, 1};
+  const Workload w = computes(30ms, {0, 1, 2, 3});
+  const Costs def = no_overheads();
+  REQUIRE(def.periodic_per_cpu == 100ns);
+  REQUIRE(def.tick == 4ms);
+  Costs dear = def;
+  dear.periodic_per_cpu = 1us;
+  M a{topo, w, def}, b{topo, w, dear};
+  const Report ra = a.run(Nanoseconds{0}, 19ms), rb = b.run(Nanoseconds{0}, 19ms);
+  // CPU c ticks at 4 + c ms, then every 4 ms: 4 ticks each up to 19 ms.
+  // Each tick balances level 0 (2 CPUs), every second one level 1 (4
+  // CPUs): per CPU 4 x 2 + 2 x 4 = 16 CPUs looked at, 64 for the machine.
+  CHECK(ra.periodic_time == 64 * 100ns);
+  CHECK(rb.periodic_time == 64 * 1us);
+  CHECK(ra.periodic_pulls == 0);
+  CHECK(rb.periodic_pulls == 0);
+  // Accounted, not charged: each task still ends after its 30 ms of work.
+  CHECK(a.run_to_completion(1s).all_done == 30ms);
+  CHECK(b.run_to_completion(1s).all_done == 30ms);
+  CHECK(a.check_invariants().empty());
+  CHECK(b.check_invariants().empty());
+}
+
+namespace {
+
+// A and B (20 ms each) start on cpu 0 of two, cpu 1 has nothing: only cpu
+// 1's periodic balance can move one of them. With 4 ms slices A runs 0-4,
+// B 4-8, A 8-12, B 12-16 ms, ...; cpu 1 ticks at 6, 10, 14, ... ms (tick 4
+// ms, staggered by 4 ms x 1/2), never at a switch, and always finds the
+// queued task last ran 2 ms ago. A task pulled at 6 ms runs on cpu 1 at
+// once; neither CPU ever runs two again.
+Workload two_on_cpu0() { return computes(20ms, {0, 0}); }
+
+Costs four_ms_slices() {
+  Costs c = no_overheads();
+  c.base_slice = 4ms;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("migration_cost decides whether a queued task is cache hot for the periodic balance",
+          "[simulator][costs]") {
+  const UniformTopology two{1, 1, 2, 1};
+  const Costs def = four_ms_slices();
+  REQUIRE(def.migration_cost == 500us);
+  REQUIRE(def.cache_nice_tries == 1);
+  Costs edge = def, hot = def;
+  edge.migration_cost = 2ms;        // "ran within": 2 ms ago is not within 2 ms
+  hot.migration_cost = 2ms + 1ns;
+  M a{two, two_on_cpu0(), def}, b{two, two_on_cpu0(), edge}, c{two, two_on_cpu0(), hot};
+  const Report ra = a.run_to_completion(1s), rb = b.run_to_completion(1s), rc = c.run_to_completion(1s);
+  // Cold (500 us, and 2 ms): cpu 1 pulls A (queued, 4 ms done) at its first
+  // tick, 6 ms: A ends there at 6 + 16 = 22 ms; B, running since 4 ms, ends
+  // at 24 ms.
+  for (const auto* m : {&a, &b}) {
+    INFO("migration_cost " << m->costs().migration_cost.count() << " ns");
+    CHECK(m->task(0).last_ran == 22ms);
+    CHECK(m->task(0).last_cpu == 1);
+    CHECK(m->task(1).last_ran == 24ms);
+  }
+  CHECK(ra.all_done == 24ms);
+  CHECK(rb.all_done == 24ms);
+  // Hot (2 ms + 1 ns): the balances at 6 and 10 ms fail (cache_nice_tries
+  // 1: a hot task is pulled once more than 1 balance failed); at 14 ms A
+  // (8 ms done, last ran at 12 ms) is pulled anyway and ends at 14 + 12 =
+  // 26 ms; B (6 ms done) ends at 14 + 14 = 28 ms.
+  CHECK(c.task(0).last_ran == 26ms);
+  CHECK(c.task(0).last_cpu == 1);
+  CHECK(c.task(1).last_ran == 28ms);
+  CHECK(rc.all_done == 28ms);
+  // One pull, to another core of the LLC, in every case.
+  for (const Report* r : {&ra, &rb, &rc}) {
+    CHECK(r->periodic_pulls == 1);
+    CHECK(r->migrations[static_cast<std::size_t>(Distance::llc)] == 1);
+    CHECK(r->migrations_total() == 1);
+  }
+  CHECK(a.check_invariants().empty());
+  CHECK(b.check_invariants().empty());
+  CHECK(c.check_invariants().empty());
+}
+
+TEST_CASE("cache_nice_tries is how many periodic balances a cache-hot task resists before it is pulled",
+          "[simulator][costs]") {
+  const UniformTopology two{1, 1, 2, 1};
+  // The queued task always last ran 2 ms before cpu 1's tick: with a 3 ms
+  // migration_cost it is always hot.
+  Costs def = four_ms_slices();
+  def.migration_cost = 3ms;
+  REQUIRE(def.cache_nice_tries == 1);
+  Costs eager = def, stubborn = def;
+  eager.cache_nice_tries = 0;
+  stubborn.cache_nice_tries = 1000;
+  M a{two, two_on_cpu0(), def}, b{two, two_on_cpu0(), eager}, c{two, two_on_cpu0(), stubborn};
+  const Report ra = a.run_to_completion(1s), rb = b.run_to_completion(1s), rc = c.run_to_completion(1s);
+  // 1 (default): fails at 6 and 10 ms, pulls A at 14 ms (see above): A ends
+  // at 26 ms on cpu 1, B at 28 ms.
+  CHECK(ra.periodic_pulls == 1);
+  CHECK(a.task(0).last_cpu == 1);
+  CHECK(a.task(0).last_ran == 26ms);
+  CHECK(a.task(1).last_ran == 28ms);
+  CHECK(ra.all_done == 28ms);
+  CHECK(a.cpu(1).balance_failed == 0);  // reset by the pull
+  // 0: fails at 6 ms only; at 10 ms A runs (since 8 ms) and B (4 ms done,
+  // last ran at 8 ms) is pulled: B ends at 10 + 16 = 26 ms on cpu 1, A (6
+  // ms done) at 10 + 14 = 24 ms on cpu 0.
+  CHECK(rb.periodic_pulls == 1);
+  CHECK(b.task(1).last_cpu == 1);
+  CHECK(b.task(1).last_ran == 26ms);
+  CHECK(b.task(0).last_cpu == 0);
+  CHECK(b.task(0).last_ran == 24ms);
+  CHECK(rb.all_done == 26ms);
+  // 1000: never pulled. Both share cpu 0 by 4 ms slices: A ends at 36 ms,
+  // B at 40 ms. cpu 1's balances at 6, 10, ..., 34 ms (8 of them) found
+  // only a hot task; from 36 ms cpu 0 runs one and there is nothing to pull.
+  CHECK(rc.periodic_pulls == 0);
+  CHECK(rc.migrations_total() == 0);
+  CHECK(c.task(0).last_ran == 36ms);
+  CHECK(c.task(1).last_ran == 40ms);
+  CHECK(rc.all_done == 40ms);
+  CHECK(c.cpu(1).balance_failed == 8);
+  CHECK(a.check_invariants().empty());
+  CHECK(b.check_invariants().empty());
+  CHECK(c.check_invariants().empty());
+}
