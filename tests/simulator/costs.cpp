@@ -75,15 +75,37 @@ TEST_CASE("base_slice sets how long a CPU-bound task runs before the next queued
   CHECK(b.check_invariants().empty());
 }
 
+TEST_CASE("a task whose slice ends while its vruntime is still the least keeps its CPU, no switch",
+          "[simulator][costs]") {
+  // B computes 0-6 ms (vruntime 6 ms) while A sleeps; A wakes at 6 ms,
+  // placed at vruntime 0 (its lag, within the 12 ms credit), leads by 6 ms
+  // > 4 ms and preempts. Its slice ends at 9 ms with vruntime 3 ms < B's
+  // 6 ms: the kernel's pick returns A itself, so A runs on to 12 ms and
+  // exits; B runs 12-18 ms. Switches in the window: to A at 6, to B at 12
+  // (a re-pick at 9 would be a third).
+  const UniformTopology one{1, 1, 1, 1};
+  Workload w;
+  w.tasks.push_back(TaskSpec{.name = "A", .program = {Step::sleep(6ms), Step::compute(6ms), Step::end()}});
+  w.tasks.push_back(TaskSpec{.name = "B", .program = {Step::compute(12ms), Step::end()}});
+  M m{one, w, no_overheads()};
+  const Report r = m.run_to_completion(1s);
+  CHECK(r.preemptions == 1);
+  CHECK(r.context_switches == 2);
+  CHECK(m.task(0).last_ran == 12ms);
+  CHECK(r.all_done == 18ms);
+  CHECK(m.check_invariants().empty());
+}
+
 TEST_CASE("sleeper_credit bounds how far behind min_vruntime a woken sleeper is placed",
           "[simulator][costs]") {
   const UniformTopology one{1, 1, 1, 1};
   // The sleeper goes first: it blocks at 0 for 20 ms with vruntime 0. The
-  // hog then runs alone 0-20 ms; its 3 ms segments end at 3, 6, ..., 18
-  // ms, so at the wake-up (20 ms) min_vruntime is 18 ms and the hog has
-  // run 2 ms more (vruntime 20 ms). The sleeper's own lag (0 - 18 ms) is
+  // hog then runs alone 0-20 ms; at the wake-up (20 ms) its vruntime, and
+  // with it min_vruntime (brought up to date first, as update_curr does
+  // before place_entity), is 20 ms. The sleeper's own lag (0 - 20 ms) is
   // clamped to min_vruntime - sleeper_credit, and it preempts when the hog
-  // leads it by more than wakeup_granularity (default 4 ms).
+  // leads it by more than wakeup_granularity (default 4 ms). A task whose
+  // slice ends while its vruntime is still the least keeps the CPU.
   Workload w;
   w.tasks.push_back(
       TaskSpec{.name = "sleeper", .program = {Step::sleep(20ms), Step::compute(10ms), Step::end()}});
@@ -96,19 +118,21 @@ TEST_CASE("sleeper_credit bounds how far behind min_vruntime a woken sleeper is 
   none.sleeper_credit = Nanoseconds{0};
   M a{one, w, def}, b{one, w, some}, c{one, w, none};
   const Report ra = a.run_to_completion(1s), rb = b.run_to_completion(1s), rc = c.run_to_completion(1s);
-  // Credit 12 ms: placed at 6 ms, the hog leads by 14 ms > 4 ms: preempted
-  // at 20 ms. The sleeper's vruntime reaches 16 ms < 20 ms after its 10 ms,
+  // Credit 12 ms: placed at 8 ms, the hog leads by 12 ms > 4 ms: preempted
+  // at 20 ms. The sleeper's vruntime reaches 18 ms < 20 ms after its 10 ms,
   // so it runs them in one go, 20-30 ms.
   CHECK(ra.preemptions == 1);
   CHECK(a.task(0).last_ran == 30ms);
-  // Credit 5 ms: placed at 13 ms, lead 7 ms > 4 ms: preempts at 20 ms and
-  // runs 20-29 ms (vruntime 22 ms > the hog's 20 ms), the hog 29-32 ms
-  // (vruntime 23 ms), the sleeper's last 1 ms 32-33 ms.
+  // Credit 5 ms: placed at 15 ms, lead 5 ms > 4 ms: preempts at 20 ms and
+  // runs 20-26 ms (vruntime 21 ms > the hog's 20 ms), the hog 26-29 ms
+  // (23), the sleeper 29-32 ms (24), the hog 32-35 ms (26), the sleeper's
+  // last 1 ms 35-36 ms.
   CHECK(rb.preemptions == 1);
-  CHECK(b.task(0).last_ran == 33ms);
-  // Credit 0: placed at 18 ms, lead 2 ms < 4 ms: no preemption; it waits
-  // for the hog's slice to end at 21 ms and then alternates with it by 3
-  // ms slices at equal vruntimes: 21-24, 27-30, 33-36, 39-40 ms.
+  CHECK(b.task(0).last_ran == 36ms);
+  // Credit 0: placed at 20 ms, lead 0 < 4 ms: no preemption; it waits
+  // for the hog's slice to end at 21 ms (hog 21 ms, sleeper 20 ms) and
+  // then alternates with it by 3 ms slices, each putting the runner ahead:
+  // 21-24, 27-30, 33-36, 39-40 ms.
   CHECK(rc.preemptions == 0);
   CHECK(c.task(0).last_ran == 40ms);
   // 60 ms of work on one CPU end at 60 ms whatever the order.

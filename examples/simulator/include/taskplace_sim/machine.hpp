@@ -347,6 +347,7 @@ class Machine {
   void smt_changed(CpuId c);
   void start_segment_at(CpuId s, Nanoseconds from, Nanoseconds slice_end);
   void pick_next(CpuId c, bool allow_balance);
+  bool still_least(CpuId c) const;
   void on_cpu_event(CpuId c);
 
   // --- machine_program.hpp ----------------------------------------------------

@@ -33,6 +33,15 @@ void Machine<T, W, B>::update_min_vruntime(CpuId c) {
 template <taskplace::Topology T, class W, class B>
 void Machine<T, W, B>::enqueue(Task& t, CpuId c, bool wakeup) {
   Cpu& k = cpus_[c];
+  // min_vruntime as of now, the running task's time since its segment
+  // began included (kernel: update_curr before place_entity); otherwise a
+  // sleeper could be placed up to a slice further behind than the credit.
+  if (k.mode == CpuMode::running && k.curr >= 0) {
+    std::int64_t m = tasks_[static_cast<std::uint32_t>(k.curr)].vruntime +
+                     std::max<std::int64_t>(0, (now_ - k.seg_start).count());
+    for (auto id : k.queue) m = std::min(m, tasks_[id].vruntime);
+    if (m > k.min_vruntime) k.min_vruntime = m;
+  }
   if (t.vr_cpu != taskplace::no_cpu) {
     const std::int64_t rel = t.vruntime - cpus_[t.vr_cpu].min_vruntime;
     t.vruntime = k.min_vruntime + rel;
@@ -219,6 +228,18 @@ void Machine<T, W, B>::pick_next(CpuId c, bool allow_balance) {
   }
 }
 
+// Returns: whether c's running task has a smaller vruntime than every
+// queued one, so that a pick would choose it again (ties go to the queue,
+// where it would be last).
+template <taskplace::Topology T, class W, class B>
+bool Machine<T, W, B>::still_least(CpuId c) const {
+  const Cpu& k = cpus_[c];
+  const std::int64_t v = tasks_[static_cast<std::uint32_t>(k.curr)].vruntime;
+  for (auto id : k.queue)
+    if (tasks_[id].vruntime <= v) return false;
+  return true;
+}
+
 template <taskplace::Topology T, class W, class B>
 void Machine<T, W, B>::on_cpu_event(CpuId c) {
   Cpu& k = cpus_[c];
@@ -239,6 +260,12 @@ void Machine<T, W, B>::on_cpu_event(CpuId c) {
   }
   if (res == StepResult::compute) {
     const bool slice_over = now_ >= k.slice_end && !k.queue.empty();
+    if (slice_over && !k.need_resched && still_least(c)) {
+      // The pick would choose it again: the kernel's pick_next_task
+      // returns prev, no switch happens and a new slice begins.
+      start_segment(c, false);
+      return;
+    }
     if (k.need_resched || slice_over) {
       if (k.need_resched) ++r_.preemptions;
       k.need_resched = false;
