@@ -67,6 +67,7 @@ TEST_CASE("every counter has a name", "[stats]") {
   for (int c = 0; c < static_cast<int>(WakeCounter::count_); ++c)
     CHECK(std::string(to_string(static_cast<WakeCounter>(c))).size() > 0);
   CHECK(std::string(to_string(WakeCounter::affinity_fallback)) == "affinity_fallback");
+  CHECK(std::string(to_string(WakeCounter::current_cpu)) == "current_cpu");
   CHECK(std::string(to_string(BalanceCounter::decays)) == "decays");
 }
 

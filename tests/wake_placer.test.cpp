@@ -184,6 +184,58 @@ TEST_CASE("a CPU outside the mask falls back to an allowed one, and an empty mas
   CHECK(p.reason == WakeReason::affinity_empty);
 }
 
+TEST_CASE("a hand-off lands on the waking CPU whatever the machine, unless it is not allowed", "[wake_placer]") {
+  WakePlacer<UniformTopology, Counted> placer{westmere};
+  decltype(placer)::task_state waker, wakee;
+  // Everything that would move the wakee elsewhere: prev 3 idle and
+  // cache-shared (the search's idle_prev), the waker a wide one (Symmetric2015
+  // with factor 12: 199 + 1 = 200 >= 12 x 12 against the wakee's 12), the
+  // waking CPU running two tasks.
+  waker.flips.flips.store(199);
+  wakee.flips.flips.store(12);
+  ScriptedMachine<> m{12};
+  m.all_busy().idle(3).busy(0, 2);
+  const Wakeup<decltype(placer)> w{.waker = &waker, .waker_key = 1, .wakee = &wakee, .wakee_key = 2,
+                                   .waking_cpu = 0, .prev_cpu = 3, .sync = true, .current_cpu = true};
+  auto p = placer.place(w, m, 0ns);
+  CHECK(p.cpu == 0);
+  CHECK(p.target == 0);
+  CHECK(p.affine == AffineReason::current_cpu);
+  CHECK(p.reason == WakeReason::current_cpu);
+  CHECK_FALSE(p.wide);
+  CHECK(p.scanned == 0);
+  // The kernel records the wakee before the WF_CURRENT_CPU test: a new
+  // partner, so the waker's flips went 199 -> 200.
+  CHECK(placer.flips().flips(waker.flips) == 200);
+  CHECK(placer.stats().get(WakeCounter::current_cpu) == 1);
+  CHECK(placer.stats().get(WakeCounter::wakeups) == 1);
+  CHECK(placer.stats().get(WakeCounter::idle_prev) == 0);
+  CHECK(testing::check_placement(westmere, m, AnyCpu{}, testing::PlacementQuery{0, 3, true, true, true}, p).empty());
+  // The same wake-up without the hint takes the normal path: wide, target
+  // prev 3, idle: idle_target.
+  auto plain = w;
+  plain.current_cpu = false;
+  p = placer.place(plain, m, 0ns);
+  CHECK(p.wide);
+  CHECK(p.cpu == 3);
+  CHECK(p.reason == WakeReason::idle_target);
+  // A hand-off whose waking CPU the wakee may not use is an ordinary
+  // wake-up (the kernel tests cpus_ptr): waking_not_allowed, prev kept.
+  p = placer.place(w, m, 0ns, CpuMask::only(12, {3, 4}));
+  CHECK(p.affine == AffineReason::wide);
+  CHECK(p.cpu == 3);
+  CHECK(placer.stats().get(WakeCounter::current_cpu) == 1);
+  // The rules catch a placement that ignores the hint (P7) and a hand-off
+  // claimed where none was asked.
+  auto ignored = testing::check_placement(westmere, m, AnyCpu{}, testing::PlacementQuery{0, 3, true, true, true},
+                                          Placement{3, 3, AffineReason::wide, WakeReason::idle_target, true, 0, 0});
+  REQUIRE(ignored.size() == 1);
+  CHECK(ignored[0].rule == "P7");
+  auto claimed = testing::check_placement(westmere, m, AnyCpu{}, testing::PlacementQuery{0, 3, true, true, false},
+                                          Placement{0, 0, AffineReason::current_cpu, WakeReason::current_cpu, false, 0, 0});
+  CHECK_FALSE(claimed.empty());
+}
+
 TEST_CASE("PrevCpu never pulls and never searches", "[wake_placer]") {
   WakePlacer<UniformTopology, traits::PrevCpu> placer{westmere};
   decltype(placer)::task_state wakee;
@@ -283,6 +335,7 @@ void random_placements(const UniformTopology& topo, std::uint32_t seed, int roun
                          .waking_cpu = waking,
                          .prev_cpu = prev,
                          .sync = pick(2) == 0,
+                         .current_cpu = pick(8) == 0,
                          .wakee_load = pick(2048),
                          .waker_load = pick(2048)};
     const Placement p = placer.place(w, m, now, mask);
@@ -297,7 +350,7 @@ void random_placements(const UniformTopology& topo, std::uint32_t seed, int roun
     const bool full_scan = m.cpu(0).llc_util_pct == 0;
     const auto v = testing::check_placement(
         topo, m, mask,
-        testing::PlacementQuery{waking, prev, P::search_policy::enabled, w.sync}, p, reserved,
+        testing::PlacementQuery{waking, prev, P::search_policy::enabled, w.sync, w.current_cpu}, p, reserved,
         owner_only, full_scan);
     INFO("round " << round << ", waking " << waking << ", prev " << prev << ", cpu " << p.cpu
                   << ", affine " << to_string(p.affine) << ", reason " << to_string(p.reason));

@@ -134,6 +134,12 @@ class WakePlacer {
     CpuId waking_cpu = 0;       // the CPU running the waker; must be valid
     CpuId prev_cpu = no_cpu;    // where the wakee last ran; no_cpu or invalid: unknown
     bool sync = false;          // the waker is about to sleep (kernel WF_SYNC)
+    // A hand-off: the waker blocks at once and gives its CPU to the wakee,
+    // which is placed on the waking CPU (if allowed) with no affine step
+    // and no search; the flips are still recorded. Kernel WF_CURRENT_CPU
+    // (v6.4, 2023: seccomp's synchronous user notifications). For
+    // rendezvous-style primitives whose waker is known to block next.
+    bool current_cpu = false;
     std::uint64_t wakee_load = 1024;
     std::uint64_t waker_load = 1024;
   };
@@ -151,7 +157,9 @@ class WakePlacer {
   // Effects: records the wakee in the waker's flips, folds the sleep that
   // ends into the wakee's sleep average (with a reservation policy), decides
   // wide or affine, searches for an idle sibling, updates recent_cpu, counts
-  // stats, calls the hook.
+  // stats, calls the hook. A hand-off (w.current_cpu) whose waking CPU is
+  // allowed skips the decision and the search: the waking CPU, reasons
+  // current_cpu.
   // Returns: the CPU, always a valid id, allowed by `allowed` unless it
   // allows none (reason affinity_empty).
   // Preconditions (checked builds): w.wakee != nullptr, w.waking_cpu valid.
@@ -179,9 +187,20 @@ class WakePlacer {
     }
     if constexpr (reserving) reservation_.on_wakeup(w.wakee->sleep, now);
 
+    Placement p{};
+    // A hand-off: the waker gives its CPU to the wakee (kernel: the
+    // WF_CURRENT_CPU test right after record_wakee).
+    if (w.current_cpu && allowed(waking)) {
+      p.cpu = p.target = waking;
+      p.affine = AffineReason::current_cpu;
+      p.reason = WakeReason::current_cpu;
+      stats_.add(WakeCounter::current_cpu);
+      emit(w, waking, prev, p);
+      return p;
+    }
+
     // 2. Wide: a waker of many partners, or a wakee of many wakers, is not
     // pulled; the partners would pile onto one CPU.
-    Placement p{};
     const std::uint32_t factor = static_cast<std::uint32_t>(factor_policy::factor(t, waking));
     p.wide = wide_rule::wide(waker_flips, flips_.flips(w.wakee->flips), factor);
     if (p.wide) stats_.add(WakeCounter::wide);
@@ -232,8 +251,7 @@ class WakePlacer {
     // 5. Affinity: the kernel's select_fallback_rq, nearest first.
     if (!allowed(p.cpu)) fall_back(p, allowed);
     count_reason(p.reason);
-    if constexpr (detail::hook_enabled<hook_type>())
-      hook_(WakeEvent{w.waker_key, w.wakee_key, waking, prev, p});
+    emit(w, waking, prev, p);
     return p;
   }
 
@@ -255,6 +273,9 @@ class WakePlacer {
   hook_type& hook() noexcept { return hook_; }
 
  private:
+  void emit(const Wakeup& w, CpuId waking, CpuId prev, const Placement& p) const {
+    if constexpr (detail::hook_enabled<hook_type>()) hook_(WakeEvent{w.waker_key, w.wakee_key, waking, prev, p});
+  }
   template <class F>
   void fall_back(Placement& p, const F& allowed) const {
     const T& t = *topology_;

@@ -156,7 +156,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(every_traits_combination_places_validly, Traits, M
       const tp::CpuId waking = pick(n), prev = pick(8) == 0 ? tp::no_cpu : pick(n);
       typename P::Wakeup w{.waker = &tasks[wi], .waker_key = 50 + wi, .wakee = &tasks[ei],
                            .wakee_key = 50 + ei, .waking_cpu = waking, .prev_cpu = prev,
-                           .sync = pick(2) == 0};
+                           .sync = pick(2) == 0, .current_cpu = pick(8) == 0};
       const tp::Placement p = placer.place(w, m, now, mask);
       std::function<bool(tp::CpuId)> reserved;
       bool owner_only = false;
@@ -167,7 +167,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(every_traits_combination_places_validly, Traits, M
         owner_only = P::reservation_policy::owner_only;
       }
       const auto v = tp::testing::check_placement(
-          topo, m, mask, tp::testing::PlacementQuery{waking, prev, P::search_policy::enabled, w.sync},
+          topo, m, mask, tp::testing::PlacementQuery{waking, prev, P::search_policy::enabled, w.sync, w.current_cpu},
           p, reserved, owner_only, m.cpu(0).llc_util_pct == 0);
       BOOST_TEST(v.empty(), "cpus " << n << " round " << round << ": " << show(v));
     }

@@ -84,6 +84,7 @@ void drive(const T& topo, fuzz::Bytes& in) {
                              .sync = in.flag(),
                              .wakee_load = in.u32(),
                              .waker_load = in.u32()};
+        w.current_cpu = in.u8() < 32;  // a hand-off one time in eight
         const CpuId recent_before = tasks[ei].recent_cpu;
         const Placement p = placer.place(w, m, now, mask);
         FUZZ_CHECK(p.cpu < n);
@@ -99,7 +100,7 @@ void drive(const T& topo, fuzz::Bytes& in) {
         }
         const bool full_scan = m.cpu(0).llc_util_pct == 0;
         const auto v = testing::check_placement(
-            topo, m, mask, testing::PlacementQuery{waking, prev, P::search_policy::enabled, w.sync}, p, reserved,
+            topo, m, mask, testing::PlacementQuery{waking, prev, P::search_policy::enabled, w.sync, w.current_cpu}, p, reserved,
             owner_only, full_scan);
         if (!v.empty()) {
           std::fprintf(stderr, "%s: %s (cpu %u target %u affine %s reason %s)\n", v.front().rule.c_str(),

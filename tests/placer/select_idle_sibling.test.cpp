@@ -220,6 +220,6 @@ TEST_CASE("the search never returns an idle CPU the task may not use", "[select_
 }
 
 TEST_CASE("every wake reason has a name", "[select_idle_sibling]") {
-  for (int r = 0; r <= static_cast<int>(WakeReason::affinity_empty); ++r)
+  for (int r = 0; r <= static_cast<int>(WakeReason::current_cpu); ++r)
     CHECK(std::string(to_string(static_cast<WakeReason>(r))) != "unknown");
 }

@@ -159,6 +159,6 @@ TEST_CASE("the baselines always and never pull", "[wake_affine]") {
 }
 
 TEST_CASE("every affine reason has a name", "[wake_affine]") {
-  for (int r = 0; r <= static_cast<int>(AffineReason::forced_prev); ++r)
+  for (int r = 0; r <= static_cast<int>(AffineReason::current_cpu); ++r)
     CHECK(std::string(to_string(static_cast<AffineReason>(r))) != "unknown");
 }

@@ -36,6 +36,7 @@ enum class WakeReason : std::uint8_t {
   no_search,          // the search is disabled: the target
   affinity_fallback,  // the CPU found was not allowed: first allowed CPU
   affinity_empty,     // the task allows no CPU: the target, mask ignored
+  current_cpu,        // a hand-off (Wakeup::current_cpu): the waking CPU, no search
 };
 
 constexpr const char* to_string(WakeReason r) noexcept {
@@ -50,6 +51,7 @@ constexpr const char* to_string(WakeReason r) noexcept {
     case WakeReason::no_search: return "no_search";
     case WakeReason::affinity_fallback: return "affinity_fallback";
     case WakeReason::affinity_empty: return "affinity_empty";
+    case WakeReason::current_cpu: return "current_cpu";
   }
   return "unknown";
 }

@@ -32,6 +32,7 @@ enum class AffineReason : std::uint8_t {
   load_prev,           // load test: prev stays (8% bias toward it)
   forced_waking,       // AffineAlways
   forced_prev,         // AffineNever
+  current_cpu,         // a hand-off (Wakeup::current_cpu): the waking CPU, no decision
 };
 
 constexpr const char* to_string(AffineReason r) noexcept {
@@ -47,6 +48,7 @@ constexpr const char* to_string(AffineReason r) noexcept {
     case AffineReason::load_prev: return "load_prev";
     case AffineReason::forced_waking: return "forced_waking";
     case AffineReason::forced_prev: return "forced_prev";
+    case AffineReason::current_cpu: return "current_cpu";
   }
   return "unknown";
 }

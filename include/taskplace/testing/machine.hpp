@@ -151,6 +151,7 @@ struct PlacementQuery {
   CpuId prev_cpu;            // as given to place(): may be invalid
   bool search_enabled = true;
   bool sync = false;
+  bool current_cpu = false;  // Wakeup::current_cpu (a hand-off)
 };
 
 // Returns: every rule of the decision (docs/placement.md) that `p` breaks
@@ -165,16 +166,21 @@ struct PlacementQuery {
 //      prev idle and cache-shared, idle_waking waking idle and prev busy,
 //      prev_idle prev idle, sync a sync wake-up of a CPU running one task,
 //      same_cpu waking == prev, waking_not_allowed the waking CPU not
-//      allowed, wide the wide verdict; the target is waking or prev.
+//      allowed, wide the wide verdict, current_cpu a hand-off onto the
+//      allowed waking CPU; the target is waking or prev.
 //   P4 the wake reason matches the machine: idle_* and hot_fallback land on
 //      an idle CPU of the target's LLC (idle_target: the target itself;
 //      idle_prev: prev; idle_core: a whole idle core); target_busy and
-//      no_search return the target.
-//   P5 an idle target is never passed over: with the search on, an idle,
+//      no_search return the target; current_cpu, a hand-off, the waking
+//      CPU.
+//   P5 an idle target is never passed over: with the search on (and no
+//      hand-off), an idle,
 //      allowed target not reserved against the wakee (under owner-only
 //      reservations) gives idle_target.
 //   P6 target_busy means no allowed idle CPU was left in the target's LLC
 //      when the scan covered it all (`full_scan`), except reserved ones.
+//   P7 a hand-off (q.current_cpu) lands on the waking CPU when that is
+//      allowed, with reasons current_cpu, and only a hand-off does.
 // Complexity: O(cpu_count). Thread-safety: reads only.
 template <Topology T, MachineState M, CpuFilter F, class Placement>
 std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
@@ -221,6 +227,9 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
     case AffineReason::forced_waking: affine_ok = affine_ok && p.target == waking; break;
     case AffineReason::load_prev:
     case AffineReason::forced_prev: affine_ok = affine_ok && p.target == prev; break;
+    case AffineReason::current_cpu:
+      affine_ok = affine_ok && q.current_cpu && allowed(waking) && p.target == waking;
+      break;
   }
   if (p.affine != AffineReason::wide && p.wide) affine_ok = false;
   if (!affine_ok)
@@ -245,6 +254,7 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
     case WakeReason::no_search: reason_ok = p.cpu == p.target; break;
     case WakeReason::affinity_fallback: reason_ok = allowed(p.cpu); break;
     case WakeReason::affinity_empty: reason_ok = p.cpu == p.target; break;
+    case WakeReason::current_cpu: reason_ok = q.current_cpu && p.cpu == waking && p.target == waking; break;
   }
   if (p.reason == WakeReason::no_search && q.search_enabled) reason_ok = false;
   if (!reason_ok)
@@ -253,7 +263,8 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
 
   const bool target_free = m.is_idle(p.target) && allowed(p.target) &&
                            !(owner_only && is_reserved(p.target));
-  if (q.search_enabled && target_free && p.reason != WakeReason::idle_target)
+  const bool handed_off = p.reason == WakeReason::current_cpu;
+  if (q.search_enabled && target_free && p.reason != WakeReason::idle_target && !handed_off)
     bad("P5", std::string("idle target ") + std::to_string(p.target) + " passed over: " +
                   to_string(p.reason));
 
@@ -266,6 +277,12 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
       }
     }
   }
+
+  const bool must_hand_off = q.current_cpu && allowed(waking);
+  if (must_hand_off != (handed_off && p.affine == AffineReason::current_cpu))
+    bad("P7", std::string(must_hand_off ? "hand-off onto the waking CPU " : "no hand-off asked, yet ") +
+                  "reasons " + to_string(p.affine) + "/" + to_string(p.reason) + " on cpu " +
+                  std::to_string(p.cpu));
   return out;
 }
 
