@@ -174,6 +174,16 @@ int main(int argc, char** argv) {
       {"PrevCpu", pool_runner<taskplace::traits::PrevCpu>("PrevCpu")},
       {"Wang2013", pool_runner<taskplace::traits::Wang2013>("Wang2013")},
       {"CacheHot", pool_runner<taskplace::traits::CacheHot<>>("CacheHot")},
+      // Not a policy set: Current with pipe's channels passing the hand-off
+      // hint (WakeHint::handoff), which only the embedder can give; pipe
+      // only, and outside the configurations Current is compared with.
+      {"Current hand-off",
+       [](const std::string& w, const workloads::Sizes& s) {
+         if (w != "pipe") return workloads::Result{};
+         workloads::Sizes h = s;
+         h.pipe_handoff = true;
+         return pool_runner<taskplace::traits::Current>("Current hand-off")(w, h);
+       }},
   };
 #if TASKPLACE_BENCH_TBB
   configs.emplace_back("oneTBB", [threads](const std::string& w, const workloads::Sizes& s) {

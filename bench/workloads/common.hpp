@@ -47,6 +47,7 @@ struct Sizes {
   std::uint32_t udp_pairs = 4;               // request/response pairs
   std::uint32_t udp_transactions = 2'000;    // requests per pair
   std::uint32_t udp_sleep_ns = 20'000;       // client pause between requests
+  bool pipe_handoff = false;                 // taskplace pool: pipe's channels pass WakeHint::handoff
 };
 
 // Per-request latencies of one recording task; merged after the run.

@@ -53,7 +53,10 @@ inline task<void> pipe_lead(Channel<Msg>& out, Channel<Msg>& in, std::uint32_t n
 }
 template <class Pool>
 task<std::uint64_t> pipe(Pool& p, Sizes s, LatencyLog& log) {
-  Channel<Msg> ab{1}, ba{1};
+  // The sync hint, as a pipe's wake-ups carry; or, on request, the
+  // hand-off (Wakeup::current_cpu) a strict request/reply pair may pass.
+  const auto hint = s.pipe_handoff ? taskplace_pool::WakeHint::handoff : taskplace_pool::WakeHint::sync;
+  Channel<Msg> ab{1, hint}, ba{1, hint};
   auto b = p.spawn(pipe_echo(ab, ba, s.pipe_rounds));
   auto a = p.spawn(pipe_lead(ab, ba, s.pipe_rounds, log));
   co_await a;

@@ -364,6 +364,27 @@ TEST_CASE("channel wake-ups carry the sync hint unless the channel is async", "[
   }
 }
 
+TEST_CASE("a hand-off channel keeps a ping-pong pair on one worker under Current", "[pool][placement]") {
+  // WakeHint::handoff is the placer's Wakeup::current_cpu: every wake-up
+  // from inside a task lands on the waking worker, where Current, left to
+  // itself on an idle machine, sends each one to the idle prev (the test
+  // above). Preempted workers stay idle here so that nothing else keeps
+  // the pair together.
+  const int n = static_cast<int>(pool_test::sized(5000));
+  PoolOptions spread;
+  spread.preempted_for = 0ns;
+  UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus(), spread};
+  pool.block_on(ping_pong(pool, n, taskplace_pool::WakeHint::handoff));
+  const auto st = pool.stats();
+  const auto& ps = pool.placer_stats();
+  CHECK(st.wakeups >= static_cast<std::uint64_t>(2 * n));
+  // Every in-pool wake-up of a channel is a hand-off; only the joins of the
+  // two tasks (sync, not hand-offs) go through the decision.
+  CHECK(ps.get(taskplace::WakeCounter::current_cpu) >= static_cast<std::uint64_t>(2 * n));
+  CHECK(ps.get(taskplace::WakeCounter::wakeups) - ps.get(taskplace::WakeCounter::current_cpu) <= 2);
+  CHECK(st.affine_wakeups + 2 >= st.wakeups);
+}
+
 TEST_CASE("a worker that lost its CPU lately is not idle to the placer", "[pool][placement]") {
   // With a 1 ns gap every spinning or woken worker counts as preempted, so
   // Current finds no idle worker and keeps each wakee on the waking one

@@ -27,8 +27,11 @@ using taskplace::no_cpu;
 // nothing else (kernel WF_SYNC, which pipes and UNIX sockets pass on every
 // read and write wake-up, and an exiting task passes to its parent). It is
 // a hint: the waker may still run on. async: nothing is known (kernel
-// futex wake-ups).
-enum class WakeHint : std::uint8_t { async, sync };
+// futex wake-ups). handoff: sync, and more: the waker blocks at once and
+// gives its worker to the wakee, which runs there whenever it may, with no
+// affine step and no search (the placer's Wakeup::current_cpu, kernel
+// WF_CURRENT_CPU); for a request/reply pair that should stay on one worker.
+enum class WakeHint : std::uint8_t { async, sync, handoff };
 
 namespace detail {
 

@@ -531,7 +531,8 @@ class Pool {
             .wakee_key = key(t),
             .waking_cpu = waking,
             .prev_cpu = t->last_cpu,
-            .sync = waker != nullptr && hint == WakeHint::sync,
+            .sync = waker != nullptr && hint != WakeHint::async,
+            .current_cpu = waker != nullptr && hint == WakeHint::handoff,
             .wakee_load = 0,
             .waker_load = 1024},
         Machine{*this, inside ? workers_[waking]->now : clock_.now()},
@@ -543,7 +544,7 @@ class Pool {
     } else {
       external_wakeups_.fetch_add(1, std::memory_order_relaxed);
     }
-    if (inside && waker != nullptr && hint == WakeHint::sync && p.cpu == waking)
+    if (inside && waker != nullptr && hint != WakeHint::async && p.cpu == waking)
       enqueue_next(*workers_[waking], t);
     else
       enqueue(p.cpu, t);

@@ -98,7 +98,8 @@ class Event {
 // a receiver, a receive waking a sender) pass `hint` to the placer: sync by
 // default, as a pipe's do, since a sender usually goes on to wait for the
 // reply or for room; a producer that keeps running after each send (a
-// fan-out, a stream) is better described with WakeHint::async.
+// fan-out, a stream) is better described with WakeHint::async, and a
+// request/reply pair that should share a worker with WakeHint::handoff.
 // Invariant: receivers wait only while the buffer is empty, senders only
 // while it is full.
 // Thread-safety: try_send / try_recv / close from any thread; send / recv
