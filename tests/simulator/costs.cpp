@@ -285,7 +285,7 @@ TEST_CASE("cache_nice_tries is how many periodic balances a cache-hot task resis
   CHECK(a.task(0).last_ran == 26ms);
   CHECK(a.task(1).last_ran == 28ms);
   CHECK(ra.all_done == 28ms);
-  CHECK(a.cpu(1).balance_failed == 0);  // reset by the pull
+  CHECK(a.cpu(1).balance_failed[0] == 0);  // reset by the pull (one level: the LLC)
   // 0: fails at 6 ms only; at 10 ms A runs (since 8 ms) and B (4 ms done,
   // last ran at 8 ms) is pulled: B ends at 10 + 16 = 26 ms on cpu 1, A (6
   // ms done) at 10 + 14 = 24 ms on cpu 0.
@@ -303,8 +303,35 @@ TEST_CASE("cache_nice_tries is how many periodic balances a cache-hot task resis
   CHECK(c.task(0).last_ran == 36ms);
   CHECK(c.task(1).last_ran == 40ms);
   CHECK(rc.all_done == 40ms);
-  CHECK(c.cpu(1).balance_failed == 8);
+  CHECK(c.cpu(1).balance_failed[0] == 8);
   CHECK(a.check_invariants().empty());
   CHECK(b.check_invariants().empty());
   CHECK(c.check_invariants().empty());
+}
+
+TEST_CASE("failed periodic balances are counted per level, as the kernel counts them per domain",
+          "[simulator][costs]") {
+  // 4 CPUs in 2 LLCs of 2; both tasks (100 ms each) on cpu 0 and always
+  // hot (migration_cost 1 s), cache_nice_tries 1. Cpu 1 ticks at 5, 9, 13
+  // ms; its LLC level balances every tick, the machine level every second
+  // one. Per level: the LLC level fails at 5 and 9 ms, the machine level
+  // at 9, and the LLC level's third balance, at 13 ms, pulls. One count
+  // for both levels would reach 2 at 9 ms and pull there, at the machine
+  // level. Cpus 2 and 3 (ticks at 6, 10, 14 and 7, 11, 15 ms) fail their
+  // machine-level balances at 10 and 11 ms and pull no earlier than 18.
+  const UniformTopology topo{1, 2, 2, 1};
+  Costs c = no_overheads();
+  c.migration_cost = 1s;
+  REQUIRE(c.cache_nice_tries == 1);
+  M m{topo, computes(100ms, {0, 0}), c};
+  Report r = m.run(Nanoseconds{0}, 12ms);
+  CHECK(r.periodic_pulls == 0);
+  CHECK(m.cpu(1).balance_failed[0] == 2);
+  CHECK(m.cpu(1).balance_failed[1] == 1);
+  m.run_until(14ms);
+  r = m.report();
+  CHECK(r.periodic_pulls == 1);
+  CHECK(m.cpu(1).balance_failed[0] == 0);  // reset by its pull
+  CHECK(m.cpu(1).curr >= 0);
+  CHECK(m.check_invariants().empty());
 }

@@ -106,8 +106,10 @@ struct Costs {
   // task that ran within this time is left where it is unless nothing
   // else can be pulled. default 500us; kernel: sysctl_sched_migration_cost.
   Nanoseconds migration_cost = 500us;
-  // Failed periodic balances (only cache-hot tasks to pull) after which a
-  // hot task is pulled anyway. default 1; kernel: sd->cache_nice_tries.
+  // A hot task is pulled anyway once more than this many periodic balances
+  // of the level failed (found only cache-hot tasks): with 1, at the third
+  // balance. default 1; kernel: sd->cache_nice_tries, compared with the
+  // domain's nr_balance_failed.
   std::uint32_t cache_nice_tries = 1;
 };
 

@@ -198,12 +198,12 @@ void Machine<T, W, B>::on_tick(CpuId c) {
     if (measuring_) r_.periodic_time += costs_.periodic_per_cpu * static_cast<std::int64_t>(std::ranges::size(span));
     const CpuId src = busiest(span, i, c);
     if (src == taskplace::no_cpu || nr_running(src) < nr_running(c) + 2) continue;
-    const std::int64_t v = pick_victim(src, k.balance_failed <= costs_.cache_nice_tries);
+    const std::int64_t v = pick_victim(src, k.balance_failed[i] <= costs_.cache_nice_tries);
     if (v < 0) {
-      ++k.balance_failed;
+      ++k.balance_failed[i];
       continue;
     }
-    k.balance_failed = 0;
+    k.balance_failed[i] = 0;
     Task& t = detach(src, static_cast<std::size_t>(v));
     --queued_;
     if (measuring_) ++r_.periodic_pulls;

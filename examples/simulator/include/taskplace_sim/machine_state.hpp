@@ -10,6 +10,7 @@
 //   const Msg m = box.pop_front();
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -87,7 +88,9 @@ struct CpuRecord {
   bool overloaded = false;           // runs two or more (nr_running >= 2)
   std::uint64_t ticks = 0;
   std::uint32_t rate = 100;          // percent speed of the current segment
-  std::uint32_t balance_failed = 0;  // periodic balances that found only hot tasks
+  // Periodic balances of each level that found only hot tasks (kernel:
+  // nr_balance_failed, one per sched domain of this CPU).
+  std::array<std::uint32_t, taskplace::max_levels> balance_failed{};
   Nanoseconds lock_free_at{0};       // when newidle pullers release its run-queue lock
 };
 
