@@ -83,6 +83,12 @@ struct PoolOptions {
   // available_idle_cpu(). How long after a preemption the placer is told
   // that the worker is not idle, however empty its queue. 0: never.
   Nanoseconds preempted_for = 8ms;
+  // default true; kernel: the root domain's overload flag (v3.16). A
+  // worker that runs dry balances only while some worker holds two or
+  // more tasks (running plus queued): the flag is set when a queueing
+  // makes one so and cleared at a tick that finds none. false: every
+  // newly idle worker balances (Overload::unknown).
+  bool overload_gate = true;
 };
 
 // Counters summed over the workers; each is a relaxed atomic.
@@ -488,7 +494,33 @@ class Pool {
       w.q.push_back(t);
       w.queued.fetch_add(1, std::memory_order_seq_cst);
     }
+    note_queued(w);
     unpark(w, park_woken);
+  }
+
+  // Effects: sets the overload flag if `w` now holds two or more tasks
+  // (kernel add_nr_running). Read before written, so that a set flag's
+  // cache line stays shared.
+  void note_queued(const Worker& w) noexcept {
+    if (overloaded_.load(std::memory_order_relaxed)) return;
+    if (w.queued.load(std::memory_order_relaxed) + w.running.load(std::memory_order_relaxed) >= 2)
+      overloaded_.store(true, std::memory_order_relaxed);
+  }
+
+  // Effects: clears the overload flag when no worker holds two or more
+  // tasks (kernel: the top level's load balance, update_sd_lb_stats). A
+  // queueing that races with the scan may be missed until the next one,
+  // or the next tick's kick of a parked worker, which steals ungated.
+  void refresh_overload() noexcept {
+    if (!overloaded_.load(std::memory_order_relaxed)) return;
+    for (const auto& w : workers_)
+      if (w->queued.load(std::memory_order_relaxed) + w->running.load(std::memory_order_relaxed) >= 2) return;
+    overloaded_.store(false, std::memory_order_relaxed);
+  }
+
+  taskplace::Overload overload() const noexcept {
+    if (!opts_.overload_gate) return taskplace::Overload::unknown;
+    return overloaded_.load(std::memory_order_relaxed) ? taskplace::Overload::some : taskplace::Overload::none;
   }
 
   // Invariant (no lost wake-up): the enqueuer bumps `queued` then reads
@@ -646,6 +678,7 @@ class Pool {
     }
     w.next = t;
     w.queued.fetch_add(1, std::memory_order_seq_cst);
+    note_queued(w);
   }
 
   // Effects: moves one queued task from a worker of `cpus` to `self`, taken
@@ -720,7 +753,7 @@ class Pool {
         const auto r = w.balancer.balance(
             c, w.bstate,
             [&](std::uint32_t, taskplace::LevelKind, const auto& cpus) { return steal_from(w, cpus); },
-            clock_);
+            clock_, overload());
         idle = idle || r.outcome != taskplace::BalanceOutcome::pulled;
         t = pop_local(w);
       }
@@ -741,6 +774,7 @@ class Pool {
       if (now - last_tick >= opts_.tick) {
         last_tick = now;
         w.balancer.tick(w.bstate, now);
+        if (opts_.overload_gate) refresh_overload();
         if (opts_.kick_idle_on_tick && w.queued.load(std::memory_order_relaxed) > 0) kick_one(w);
       }
     }
@@ -841,6 +875,7 @@ class Pool {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<std::int64_t> runnable_{0};
   std::atomic<std::int64_t> timers_{0};
+  alignas(64) std::atomic<bool> overloaded_{false};  // some worker holds two or more tasks
   std::atomic<bool> stopping_{false}, exit_{false}, stopped_{false};
   std::atomic<std::uint32_t> started_{0}, pinned_{0};
   mutable std::atomic<std::uint64_t> rr_{0};
