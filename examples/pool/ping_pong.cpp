@@ -1,7 +1,10 @@
 // The example pool in thirty lines: two tasks pass a token over channels
 // on a pool over this machine; the wake-ups are placed by the kernel's
 // policy set (traits::Current), and the pool's counters say where they went.
+// With --handoff the channels promise that each waker blocks next
+// (WakeHint::handoff, kernel WF_CURRENT_CPU) and the pair shares a worker.
 #include <cstdio>
+#include <string_view>
 
 #include "taskplace_pool/pool.hpp"
 
@@ -22,9 +25,11 @@ task<int> lead(Channel<int>& out, Channel<int>& in, int rounds) {
   co_return token;
 }
 
-int main() {
+int main(int argc, char** argv) {
+  const bool handoff = argc > 1 && std::string_view{argv[1]} == "--handoff";
+  const auto hint = handoff ? taskplace_pool::WakeHint::handoff : taskplace_pool::WakeHint::sync;
   taskplace_pool::SystemPool<taskplace::traits::Current> pool;  // one worker per allowed CPU
-  Channel<int> a{1}, b{1};
+  Channel<int> a{1, hint}, b{1, hint};
   auto e = pool.spawn(echo(a, b));
   const int token = pool.block_on(lead(a, b, 10'000));
   e.get();
