@@ -2,8 +2,8 @@
 //
 // "Task A, running on CPU c, wakes task B, which last ran on CPU p: where
 // does B run?" Kernel analogue: select_task_rq_fair() for a wake-up
-// (record_wakee, wake_wide, wake_affine, select_idle_sibling), as of v6.x,
-// every step a policy in the traits.
+// (record_wakee, the WF_CURRENT_CPU hand-off, wake_wide, wake_affine,
+// select_idle_sibling), as of v6.x, every step a policy in the traits.
 //
 //   taskplace::WakePlacer<taskplace::UniformTopology> placer{topo};
 //   auto p = placer.place({.waker = &a, .waker_key = ka, .wakee = &b, .wakee_key = kb,
