@@ -29,6 +29,19 @@ TEST_CASE("plain counters count and reset", "[stats]") {
   CHECK(s.get(WakeCounter::scanned_cpus) == 0);
 }
 
+TEST_CASE("single-writer counters add, read and reset like plain ones", "[stats]") {
+  SingleWriterStats::counters<WakeCounter> s;
+  static_assert(SingleWriterStats::counters<WakeCounter>::enabled);
+  s.add(WakeCounter::wakeups);
+  s.add(WakeCounter::scanned_cpus, 40);
+  s.add(WakeCounter::scanned_cpus, 2);
+  CHECK(s.get(WakeCounter::wakeups) == 1);
+  CHECK(s.get(WakeCounter::scanned_cpus) == 42);
+  CHECK(s.get(WakeCounter::wide) == 0);
+  s.reset();
+  CHECK(s.get(WakeCounter::scanned_cpus) == 0);
+}
+
 TEST_CASE("atomic counters lose no add from several threads", "[stats]") {
   AtomicStats::counters<BalanceCounter> s;
   constexpr int threads = 4, per_thread = 20000;

@@ -3,8 +3,9 @@
 //
 // Kernel analogue: schedstats (ttwu_wake_remote, ttwu_move_affine,
 // sis_search, lb_count[CPU_NEWLY_IDLE], ...). Counters compile to nothing
-// with NoStats (the default); PlainStats suits a placer owned by one worker,
-// AtomicStats one shared by many.
+// with NoStats (the default); PlainStats suits a placer owned by one worker
+// and read by it, SingleWriterStats one owned by a worker and read by
+// others, AtomicStats one shared by many.
 //
 //   struct traced : taskplace::DefaultWakeTraits { using Stats = taskplace::AtomicStats; };
 //   placer.stats().get(taskplace::WakeCounter::wide);
@@ -99,26 +100,49 @@ struct PlainStats {
   };
 };
 
+namespace detail {
+// Relaxed atomic counters any thread may read; how they are added is the
+// derived type's.
+template <class Counter>
+struct relaxed_counters {
+  static constexpr bool enabled = true;
+  std::uint64_t get(Counter c) const noexcept { return v[index(c)].load(std::memory_order_relaxed); }
+  void reset() noexcept {
+    for (auto& x : v) x.store(0, std::memory_order_relaxed);
+  }
+
+ protected:
+  static constexpr std::size_t index(Counter c) noexcept { return static_cast<std::size_t>(c); }
+  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(Counter::count_)> v{};
+};
+}  // namespace detail
+
 // Relaxed atomic counters: any number of threads may add and read. Each add
 // is a locked instruction on a shared line; prefer one placer per worker
-// with PlainStats where wake-ups are very frequent.
+// with SingleWriterStats where wake-ups are very frequent.
 struct AtomicStats {
   template <class Counter>
-  struct counters {
-    static constexpr bool enabled = true;
+  struct counters : detail::relaxed_counters<Counter> {
     void add(Counter c, std::uint64_t n = 1) noexcept {
-      v[index(c)].fetch_add(n, std::memory_order_relaxed);
+      this->v[this->index(c)].fetch_add(n, std::memory_order_relaxed);
     }
-    std::uint64_t get(Counter c) const noexcept {
-      return v[index(c)].load(std::memory_order_relaxed);
-    }
-    void reset() noexcept {
-      for (auto& x : v) x.store(0, std::memory_order_relaxed);
-    }
+  };
+};
 
-   private:
-    static constexpr std::size_t index(Counter c) noexcept { return static_cast<std::size_t>(c); }
-    std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(Counter::count_)> v{};
+// Relaxed atomic counters with one writer: the thread that owns the placer
+// or balancer adds (a relaxed load and store, no locked instruction), any
+// thread may read while it runs. Kernel analogue: per-CPU schedstats,
+// written by their CPU, read through /proc/schedstat. Two threads adding
+// at once may lose counts (never a data race): a placer shared by several
+// threads wants AtomicStats, or a lock. reset() from another thread may
+// be overwritten by an add in flight: reset while the writer is quiet.
+struct SingleWriterStats {
+  template <class Counter>
+  struct counters : detail::relaxed_counters<Counter> {
+    void add(Counter c, std::uint64_t n = 1) noexcept {
+      auto& x = this->v[this->index(c)];
+      x.store(x.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
   };
 };
 

@@ -70,3 +70,38 @@ TEST_CASE("a placer with AtomicStats shared by four threads counts every wake-up
   CHECK(bad.load() == 0);
   CHECK(placer.stats().get(WakeCounter::wakeups) == static_cast<std::uint64_t>(threads * (rounds / 4)));
 }
+
+TEST_CASE("a placer with SingleWriterStats is read by other threads while its owner places",
+          "[faults][concurrency][stats]") {
+  // One writer (the owning worker), three readers polling the counters as
+  // it runs: no data race, every read a count the writer had reached (so
+  // never decreasing), and the final count exact.
+  struct Owned : DefaultWakeTraits {
+    using Stats = SingleWriterStats;
+  };
+  const UniformTopology topo{1, 1, 4, 2};
+  const WakePlacer<UniformTopology, Owned> placer(topo);
+  testing::ScriptedMachine<> m(8);
+  m.all_busy().idle(3);
+  std::atomic<bool> done{false};
+  std::atomic<int> went_back{0};
+  std::vector<std::thread> readers;
+  for (int t = 1; t < threads; ++t)
+    readers.emplace_back([&] {
+      std::uint64_t last = 0;
+      while (!done.load()) {
+        const std::uint64_t now = placer.stats().get(WakeCounter::wakeups);
+        if (now < last) went_back.fetch_add(1);
+        last = now;
+      }
+    });
+  WakePlacer<UniformTopology, Owned>::task_state waker, wakee;
+  for (int i = 0; i < rounds; ++i)
+    (void)placer.place({.waker = &waker, .waker_key = 1, .wakee = &wakee, .wakee_key = 2, .waking_cpu = 0,
+                        .prev_cpu = 5},
+                       m, Nanoseconds{i});
+  done = true;
+  for (auto& th : readers) th.join();
+  CHECK(went_back.load() == 0);
+  CHECK(placer.stats().get(WakeCounter::wakeups) == static_cast<std::uint64_t>(rounds));
+}
