@@ -169,8 +169,8 @@ struct Root {
 // `WakeTraits` a WakePlacer traits set (taskplace::traits::Current,
 // AlwaysAffine, PrevCpu, Wang2013, CacheHot<>); `BalanceTraits` an
 // IdleBalancer traits set. Each worker has its own placer and balancer (so
-// their counters are never written by two CPUs), with AtomicStats so the
-// counters can be read while the pool runs; placer_stats() and
+// their counters are never written by two CPUs), with SingleWriterStats so
+// the counters can be read while the pool runs; placer_stats() and
 // balancer_stats() sum them.
 // Thread-safety: spawn / block_on / stats from any thread; shutdown from
 // one thread off the pool.
@@ -178,11 +178,15 @@ template <taskplace::Topology Topo = taskplace::SysfsTopology, class WakeTraits 
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 class Pool {
  public:
+  // Each worker's placer and balancer are written by that worker only and
+  // read by stats() from anywhere: single-writer counters, no locked
+  // instruction per count. The placer for wake-ups from off the pool is
+  // shared by those threads and taken under a lock.
   struct placer_traits : WakeTraits {
-    using Stats = taskplace::AtomicStats;
+    using Stats = taskplace::SingleWriterStats;
   };
   struct balancer_traits : BalanceTraits {
-    using Stats = taskplace::AtomicStats;
+    using Stats = taskplace::SingleWriterStats;
   };
   using topology_type = Topo;
   using placer_type = taskplace::WakePlacer<Topo, placer_traits>;
@@ -498,6 +502,12 @@ class Pool {
     unpark(w, park_woken);
   }
 
+  // Effects: adds one to a counter only its worker writes (a relaxed load
+  // and store: no locked instruction; stats() reads it from anywhere).
+  static void bump(std::atomic<std::uint64_t>& c) noexcept {
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+
   // Effects: sets the overload flag if `w` now holds two or more tasks
   // (kernel add_nr_running). Read before written, so that a set flag's
   // cache line stays shared.
@@ -555,6 +565,8 @@ class Pool {
     const CpuId waking = inside ? ctx->cpu : (t->last_cpu < n_ ? t->last_cpu : 0);
     record_type* waker = inside && ctx->task ? rec(ctx->task) : nullptr;
     const placer_type& placer = inside ? workers_[waking]->placer : placer_;
+    std::unique_lock<std::mutex> shared_placer;  // off the pool: several threads share placer_
+    if (!inside) shared_placer = std::unique_lock<std::mutex>{external_m_};
     const taskplace::Placement p = placer.place(
         typename placer_type::Wakeup{
             .waker = waker ? &waker->placement : nullptr,
@@ -569,10 +581,11 @@ class Pool {
             .waker_load = 1024},
         Machine{*this, inside ? workers_[waking]->now : clock_.now()},
         inside ? workers_[waking]->now : clock_.now());
+    if (shared_placer) shared_placer.unlock();
     if (inside) {
       Worker& w = *workers_[waking];
-      w.wakeups.fetch_add(1, std::memory_order_relaxed);
-      if (p.cpu == waking) w.affine_wakeups.fetch_add(1, std::memory_order_relaxed);
+      bump(w.wakeups);
+      if (p.cpu == waking) bump(w.affine_wakeups);
     } else {
       external_wakeups_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -689,7 +702,7 @@ class Pool {
       const auto c = static_cast<CpuId>(x);
       if (c == self.cpu) continue;
       Worker& v = *workers_[c];
-      self.steal_attempts.fetch_add(1, std::memory_order_relaxed);
+      bump(self.steal_attempts);
       // Kernel find_busiest_queue: a CPU whose only task is the one it is
       // about to run is not busy; pull only from one with two or more.
       if (v.queued.load(std::memory_order_relaxed) + v.running.load(std::memory_order_relaxed) < 2)
@@ -707,7 +720,7 @@ class Pool {
         self.q.push_back(t);
         self.queued.fetch_add(1, std::memory_order_seq_cst);
       }
-      self.steals.fetch_add(1, std::memory_order_relaxed);
+      bump(self.steals);
       return true;
     }
     return false;
@@ -784,7 +797,7 @@ class Pool {
   void run(Worker& w, detail::WorkerContext& ctx, detail::TaskControl* t) {
     w.running.store(1, std::memory_order_relaxed);
     if (t->last_cpu != no_cpu && t->last_cpu != w.cpu)
-      w.migrations.fetch_add(1, std::memory_order_relaxed);
+      bump(w.migrations);
     t->last_cpu = w.cpu;
     ctx.task = t;
     // From here on t may finish (and free itself) or be woken and resumed
@@ -792,7 +805,7 @@ class Pool {
     t->resume.resume();
     ctx.task = nullptr;
     w.running.store(0, std::memory_order_relaxed);
-    w.tasks_run.fetch_add(1, std::memory_order_relaxed);
+    bump(w.tasks_run);
     runnable_.fetch_sub(1, std::memory_order_seq_cst);
   }
 
@@ -825,7 +838,7 @@ class Pool {
     const std::int64_t dl = w.next_deadline.load(std::memory_order_relaxed);
     Nanoseconds timeout{0};
     if (dl != INT64_MAX) timeout = std::max(Nanoseconds{dl} - clock_.now(), Nanoseconds{1000});
-    w.parks.fetch_add(1, std::memory_order_relaxed);
+    bump(w.parks);
     detail::futex_wait(w.park, park_parked, timeout);
     const std::uint32_t why = w.park.exchange(park_awake, std::memory_order_seq_cst);
     if (why == park_woken || why == park_kicked) {
@@ -834,7 +847,7 @@ class Pool {
     }
     if (why == park_kicked) {
       // Periodic balance on behalf of a busy worker: not cost-gated.
-      w.kicks.fetch_add(1, std::memory_order_relaxed);
+      bump(w.kicks);
       for (CpuId i = 1; i < n_; ++i) {
         const CpuId v = (w.cpu + i) % n_;
         const CpuId one[1] = {v};
@@ -880,7 +893,7 @@ class Pool {
   std::atomic<std::uint32_t> started_{0}, pinned_{0};
   mutable std::atomic<std::uint64_t> rr_{0};
   std::atomic<std::uint64_t> spawned_{0}, completed_{0}, failed_{0}, external_wakeups_{0};
-  std::mutex live_m_, shutdown_m_;
+  std::mutex live_m_, shutdown_m_, external_m_;
   detail::TaskControl* live_head_ = nullptr;
   std::uint64_t next_id_ = 0;
   ShutdownReport report_{};
