@@ -269,6 +269,39 @@ TEST_CASE("an event set from outside the pool wakes every waiter", "[pool][event
   CHECK(e.is_set());
 }
 
+TEST_CASE("threads off the pool waking tasks at once share one placer safely", "[pool][event]") {
+  // Four threads each set their own event, at the same time, each waking
+  // 25 waiting tasks: every wake-up from off the pool goes through the
+  // pool's one shared placer, under its lock (ThreadSanitizer runs this).
+  // Its counts, single-writer counters, must come out exact: as many as
+  // the pool's own count of wake-ups.
+  UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus()};
+  constexpr int setters = 4, per_event = 25;
+  std::vector<std::unique_ptr<Event>> events;
+  std::atomic<int> n{0};
+  std::vector<JoinHandle<void>> hs;
+  for (int k = 0; k < setters; ++k) {
+    events.push_back(std::make_unique<Event>());
+    for (int i = 0; i < per_event; ++i) hs.push_back(pool.spawn(wait_and_count(*events.back(), n)));
+  }
+  std::this_thread::sleep_for(5ms);
+  pool.reset_stats();
+  std::atomic<bool> go{false};
+  std::vector<std::thread> ts;
+  for (int k = 0; k < setters; ++k)
+    ts.emplace_back([&, k] {
+      while (!go.load()) std::this_thread::yield();
+      events[static_cast<std::size_t>(k)]->set();
+    });
+  go = true;
+  for (auto& t : ts) t.join();
+  for (auto& h : hs) REQUIRE(h.wait_for(10s));
+  CHECK(n.load() == setters * per_event);
+  const auto woken = pool.stats().wakeups;
+  CHECK(woken <= static_cast<std::uint64_t>(setters * per_event));
+  CHECK(pool.placer_stats().get(taskplace::WakeCounter::wakeups) == woken);
+}
+
 TEST_CASE("blocking on a handle from a worker thread is refused", "[pool]") {
   UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus()};
   CHECK(pool.block_on(blocking_get_on_worker(pool)));
