@@ -20,6 +20,19 @@ using namespace std::chrono_literals;
 namespace {
 constexpr int threads = 4;
 constexpr int rounds = 20000;
+
+// Today's policy set with the stats type under test.
+template <class S>
+struct CountedWith : DefaultWakeTraits {
+  using Stats = S;
+};
+const UniformTopology eight{1, 1, 4, 2};
+// eight's CPUs, all busy but cpu 3.
+testing::ScriptedMachine<> busy_but_cpu3() {
+  testing::ScriptedMachine<> x(8);
+  x.all_busy().idle(3);
+  return x;
+}
 }  // namespace
 
 TEST_CASE("four threads recording into one relaxed-atomic flip state never exceed the calls made",
@@ -44,16 +57,9 @@ TEST_CASE("four threads recording into one relaxed-atomic flip state never excee
 
 TEST_CASE("a placer with AtomicStats shared by four threads counts every wake-up",
           "[faults][concurrency][stats]") {
-  struct Traced : DefaultWakeTraits {
-    using Stats = AtomicStats;
-  };
-  const UniformTopology topo{1, 1, 4, 2};
-  const WakePlacer<UniformTopology, Traced> placer(topo);
-  const testing::ScriptedMachine<> m = [] {
-    testing::ScriptedMachine<> x(8);
-    x.all_busy().idle(3);
-    return x;
-  }();
+  using Traced = CountedWith<AtomicStats>;
+  const WakePlacer<UniformTopology, Traced> placer(eight);
+  const testing::ScriptedMachine<> m = busy_but_cpu3();
   std::vector<std::thread> pool;
   std::atomic<int> bad{0};
   for (int t = 0; t < threads; ++t)
@@ -76,13 +82,9 @@ TEST_CASE("a placer with SingleWriterStats is read by other threads while its ow
   // One writer (the owning worker), three readers polling the counters as
   // it runs: no data race, every read a count the writer had reached (so
   // never decreasing), and the final count exact.
-  struct Owned : DefaultWakeTraits {
-    using Stats = SingleWriterStats;
-  };
-  const UniformTopology topo{1, 1, 4, 2};
-  const WakePlacer<UniformTopology, Owned> placer(topo);
-  testing::ScriptedMachine<> m(8);
-  m.all_busy().idle(3);
+  using Owned = CountedWith<SingleWriterStats>;
+  const WakePlacer<UniformTopology, Owned> placer(eight);
+  const testing::ScriptedMachine<> m = busy_but_cpu3();
   std::atomic<bool> done{false};
   std::atomic<int> went_back{0};
   std::vector<std::thread> readers;
