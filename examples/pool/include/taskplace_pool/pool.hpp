@@ -363,10 +363,7 @@ class Pool {
              w.queued.load(std::memory_order_relaxed) == 0 &&
              w.preempted_until.load(std::memory_order_relaxed) <= now_.count();
     }
-    std::uint32_t nr_running(CpuId c) const noexcept {
-      const Worker& w = *p_->workers_[c];
-      return w.running.load(std::memory_order_relaxed) + w.queued.load(std::memory_order_relaxed);
-    }
+    std::uint32_t nr_running(CpuId c) const noexcept { return p_->workers_[c]->nr_running(); }
     // One nice-0 task = 1024, runnable tasks only (sleepers excluded, so
     // the pool passes wakee_load = 0, as wake_affine.hpp asks).
     std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
@@ -435,6 +432,10 @@ class Pool {
     std::thread thread;
     std::atomic<std::uint64_t> tasks_run{0}, migrations{0}, wakeups{0}, affine_wakeups{0},
         steal_attempts{0}, steals{0}, parks{0}, kicks{0};
+    // Tasks it holds, running plus queued (kernel nr_running); a snapshot.
+    std::uint32_t nr_running() const noexcept {
+      return running.load(std::memory_order_relaxed) + queued.load(std::memory_order_relaxed);
+    }
   };
 
   // The body of a spawned task's root frame. The awaited task's frame is
@@ -513,8 +514,7 @@ class Pool {
   // cache line stays shared.
   void note_queued(const Worker& w) noexcept {
     if (overloaded_.load(std::memory_order_relaxed)) return;
-    if (w.queued.load(std::memory_order_relaxed) + w.running.load(std::memory_order_relaxed) >= 2)
-      overloaded_.store(true, std::memory_order_relaxed);
+    if (w.nr_running() >= 2) overloaded_.store(true, std::memory_order_relaxed);
   }
 
   // Effects: clears the overload flag when no worker holds two or more
@@ -524,7 +524,7 @@ class Pool {
   void refresh_overload() noexcept {
     if (!overloaded_.load(std::memory_order_relaxed)) return;
     for (const auto& w : workers_)
-      if (w->queued.load(std::memory_order_relaxed) + w->running.load(std::memory_order_relaxed) >= 2) return;
+      if (w->nr_running() >= 2) return;
     overloaded_.store(false, std::memory_order_relaxed);
   }
 
@@ -705,8 +705,7 @@ class Pool {
       bump(self.steal_attempts);
       // Kernel find_busiest_queue: a CPU whose only task is the one it is
       // about to run is not busy; pull only from one with two or more.
-      if (v.queued.load(std::memory_order_relaxed) + v.running.load(std::memory_order_relaxed) < 2)
-        continue;
+      if (v.nr_running() < 2) continue;
       detail::TaskControl* t = nullptr;
       {
         std::lock_guard lk(v.m);
