@@ -17,11 +17,17 @@
 
 namespace taskplace_sim {
 
+// Effects: raises c's min_vruntime to the least vruntime it holds, the
+// running task's time since its last account included (kernel
+// update_curr, then update_min_vruntime).
 template <taskplace::Topology T, class W, class B>
 void Machine<T, W, B>::update_min_vruntime(CpuId c) {
   Cpu& k = cpus_[c];
   std::int64_t m = INT64_MAX;
-  if (k.curr >= 0) m = tasks_[static_cast<std::uint32_t>(k.curr)].vruntime;
+  if (k.curr >= 0) {
+    m = tasks_[static_cast<std::uint32_t>(k.curr)].vruntime;
+    if (k.mode == CpuMode::running) m += std::max<std::int64_t>(0, (now_ - k.seg_start).count());
+  }
   for (auto id : k.queue) m = std::min(m, tasks_[id].vruntime);
   if (m != INT64_MAX && m > k.min_vruntime) k.min_vruntime = m;
 }
@@ -33,15 +39,10 @@ void Machine<T, W, B>::update_min_vruntime(CpuId c) {
 template <taskplace::Topology T, class W, class B>
 void Machine<T, W, B>::enqueue(Task& t, CpuId c, bool wakeup) {
   Cpu& k = cpus_[c];
-  // min_vruntime as of now, the running task's time since its segment
-  // began included (kernel: update_curr before place_entity); otherwise a
-  // sleeper could be placed up to a slice further behind than the credit.
-  if (k.mode == CpuMode::running && k.curr >= 0) {
-    std::int64_t m = tasks_[static_cast<std::uint32_t>(k.curr)].vruntime +
-                     std::max<std::int64_t>(0, (now_ - k.seg_start).count());
-    for (auto id : k.queue) m = std::min(m, tasks_[id].vruntime);
-    if (m > k.min_vruntime) k.min_vruntime = m;
-  }
+  // min_vruntime as of now (kernel: update_curr before place_entity);
+  // otherwise a sleeper could be placed up to a slice further behind than
+  // the credit.
+  if (k.mode == CpuMode::running && k.curr >= 0) update_min_vruntime(c);
   if (t.vr_cpu != taskplace::no_cpu) {
     const std::int64_t rel = t.vruntime - cpus_[t.vr_cpu].min_vruntime;
     t.vruntime = k.min_vruntime + rel;
