@@ -248,9 +248,9 @@ class Machine {
   static constexpr bool overload_gated = detail::newidle_overload_gate<BalanceTraits>();
   const Costs& costs() const noexcept { return costs_; }
   void set_trace(Trace* t) noexcept { trace_ = t; }
-  // Events processed in the measured window / since construction.
+  // Events processed in the measured window (Report::events_all: since
+  // construction).
   std::uint64_t events() const noexcept { return event_count_; }
-  std::uint64_t events_all() const noexcept { return events_all_; }
 
  private:
   friend View;
