@@ -5,12 +5,15 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "taskplace/placer/select_idle_sibling.hpp"
+#include "taskplace/policy/cache_hot_reservation.hpp"
 #include "taskplace/testing/machine.hpp"
 #include "taskplace/topology/uniform.hpp"
 
 using namespace taskplace;
+using namespace std::chrono_literals;
 using testing::CpuMask;
 using testing::ScriptedMachine;
 
@@ -197,6 +200,40 @@ TEST_CASE("the idle-core hint widens or skips the core search", "[select_idle_si
   CHECK(r.cpu == 1);
   CHECK(r.reason == WakeReason::idle_scan);
   CHECK(r.scanned == 1);
+}
+
+TEMPLATE_TEST_CASE("with the idle-core hint the reservation guard covers the whole scan", "[select_idle_sibling][seed002]",
+                   sis_cache::Rfc2023, sis_cache::V1, sis_cache::V2) {
+  // 90% busy: SIS_UTIL budget 0, but the hint widens the scan to the 12
+  // CPUs. The only idle core, {3, 9}, is reserved for another task until
+  // 10us (seed 002 treats a hot CPU as not idle in select_idle_core and in
+  // the CPU scan), so it is no whole idle core for this wakee.
+  using R = CacheHotReservation<TestType>;
+  const R res{};
+  ScriptedMachine<true, true, typename R::cpu_state> m{12};
+  m.all_busy().idle(3).idle(9).utilization(90).idle_core_hint(true);
+  m.reservation_state(3).hot_until = 10us;
+  m.reservation_state(9).hot_until = 10us;
+  CpuId recent = no_cpu;
+  const AnyCpu any{};
+  const auto r = IdleSiblingSearch{}.search(
+      SearchInput<UniformTopology, decltype(m), AnyCpu, R>{westmere, m, any, &res, 20, 1us, 0, 0, &recent});
+  CHECK(r.scanned == 12);
+  if constexpr (std::is_same_v<TestType, sis_cache::V2>) {
+    // V2 guards half the scan, CPUs 1..6 from target 0: 3 is skipped, 9
+    // (the 8th looked at) is taken.
+    CHECK(r.cpu == 9);
+    CHECK(r.reason == WakeReason::idle_scan);
+    CHECK(r.reservation_skips == 1);
+  } else if constexpr (std::is_same_v<TestType, sis_cache::V1>) {
+    CHECK(r.cpu == 3);  // every idle CPU hot: the first one met
+    CHECK(r.reason == WakeReason::hot_fallback);
+    CHECK(r.reservation_skips == 2);
+  } else {
+    CHECK(r.cpu == 0);  // Rfc2023 stacks on the busy target
+    CHECK(r.reason == WakeReason::target_busy);
+    CHECK(r.reservation_skips == 2);
+  }
 }
 
 TEST_CASE("the search never returns an idle CPU the task may not use", "[select_idle_sibling]") {

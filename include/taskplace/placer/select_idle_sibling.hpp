@@ -171,8 +171,11 @@ struct IdleSiblingSearch {
         else core_mode = false;
       }
     }
+    // The reservation guard covers the scan actually made: the whole LLC
+    // when the hint widened it (seed 002 skips hot CPUs in the core search
+    // and the CPU scan alike), V2's share of it.
     std::uint32_t reservation_limit = 0;
-    if constexpr (reserving) reservation_limit = R::scan_budget(budget);
+    if constexpr (reserving) reservation_limit = R::scan_budget(limit);
 
     SearchResult out{in.target, WakeReason::target_busy};
     if (limit == 0 || size == 0) return out;
