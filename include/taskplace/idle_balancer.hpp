@@ -36,12 +36,14 @@ struct NoLimit : DefaultNewidleTraits {
   using Budget = NoLevelBudget;
 };
 // 2009-2013: skip when avg_idle < migration_cost, otherwise walk every
-// level; avg_idle by the overestimating Pre2013 rule.
+// level; avg_idle by the overestimating Pre2013 rule, capped at twice
+// migration_cost (no balance cost was kept before seed 003).
 struct Gate2009 : DefaultNewidleTraits {
   using Estimator = Pre2013;
   using Schedule = DecayEverySecond;
   using EntryGate = MigrationCostGate;
   using Budget = NoLevelBudget;
+  static constexpr bool cap_avg_idle_on_cost = false;
 };
 // v3.13 (seed 003 as merged): per-level cost budget on top of the 2009
 // gate, decaying once a second.

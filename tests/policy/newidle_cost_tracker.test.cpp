@@ -11,6 +11,7 @@
 #include <limits>
 #include <tuple>
 
+#include "taskplace/idle_balancer.hpp"
 #include "taskplace/testing/idle_conformance.hpp"
 
 using namespace std::chrono_literals;
@@ -40,6 +41,10 @@ struct NoGuardTraits : taskplace::DefaultNewidleTraits {
 struct EarlyCapTraits : taskplace::DefaultNewidleTraits {
   static constexpr bool cap_level_cost = true;
 };
+struct Cap2009Traits : taskplace::DefaultNewidleTraits {
+  using Estimator = taskplace::Pre2013;
+  static constexpr bool cap_avg_idle_on_cost = false;
+};
 template <class R>
 struct RatioTraits : taskplace::DefaultNewidleTraits {
   using Ratio = R;
@@ -49,7 +54,7 @@ using AllTrackers =
     std::tuple<NewidleCostTracker<>, NewidleCostTracker<Pre2013Traits>,
                NewidleCostTracker<EverySecondTraits>, NewidleCostTracker<MigrationGateTraits>,
                NewidleCostTracker<PlusMigrationTraits>, NewidleCostTracker<NoGuardTraits>,
-               NewidleCostTracker<EarlyCapTraits>>;
+               NewidleCostTracker<EarlyCapTraits>, NewidleCostTracker<Cap2009Traits>>;
 
 using AllRatios = std::tuple<taskplace::Decay253_256, taskplace::Decay254_256, taskplace::Decay63_64>;
 
@@ -243,6 +248,32 @@ TEST_CASE("a level keeps its maximum cost and the CPU cost is the floored sum", 
   t.idle_end(s, 20s);
   CHECK(t.avg_idle(s) == 1250us);
   CHECK_THROWS_AS(t.record_cost(s, 3, 1us, 7ms), taskplace::PreconditionError);
+}
+
+TEST_CASE("before seed 003 avg_idle was capped at two migrations, whatever balancing cost", "[newidle_cost_tracker]") {
+  // Seed 003 patch 2/3 changed the cap from 2*sysctl_sched_migration_cost
+  // to 2*rq->max_idle_balance_cost. Levels cost 0.1 + 0.4 + 1.5 ms (CPU
+  // cost 2 ms); one 12 ms idle period under Pre2013 jumps to the cap.
+  const NewidleCostTracker<Pre2013Traits> merged;
+  const NewidleCostTracker<Cap2009Traits> before;
+  auto a = merged.make_state(3, 0ns);
+  auto b = before.make_state(3, 0ns);
+  const Nanoseconds costs[3] = {100us, 400us, 1500us};
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    merged.record_cost(a, i, costs[i], 1ms);
+    before.record_cost(b, i, costs[i], 1ms);
+  }
+  REQUIRE(merged.cpu_cost(a) == 2ms);
+  REQUIRE(before.cpu_cost(b) == 2ms);  // still recorded: the budget may read it
+  merged.idle_start(a, 10ms);
+  merged.idle_end(a, 22ms);
+  before.idle_start(b, 10ms);
+  before.idle_end(b, 22ms);
+  CHECK(merged.avg_idle(a) == 4ms);  // 2 * 2 ms
+  CHECK(before.avg_idle(b) == 1ms);  // 2 * 500 us
+  // The named 2009 set carries the old cap.
+  static_assert(!taskplace::newidle::Gate2009::cap_avg_idle_on_cost);
+  static_assert(taskplace::DefaultNewidleTraits::cap_avg_idle_on_cost);
 }
 
 TEST_CASE("the early cap holds a level's cost at five migrations", "[newidle_cost_tracker]") {

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "taskplace/concepts.hpp"
+#include "taskplace/idle_balancer.hpp"
 #include "taskplace/policy/cache_hot_reservation.hpp"
 #include "taskplace/policy/newidle_cost_tracker.hpp"
 #include "taskplace/policy/newidle_success_rate.hpp"
@@ -163,6 +164,11 @@ struct Bumps : DefaultNewidleTraits {
 };
 static_assert(detail::newidle_bumps_failed_cost<Bumps>());
 static_assert(!detail::newidle_bumps_failed_cost<Bare>());  // traits written before it: no bump
+
+// --- cap_avg_idle_on_cost (optional member) ------------------------------------
+static_assert(detail::newidle_caps_on_cost<DefaultNewidleTraits>());
+static_assert(!detail::newidle_caps_on_cost<newidle::Gate2009>());
+static_assert(detail::newidle_caps_on_cost<Bare>());  // traits written before it: the v3.13 cap
 
 // --- SuccessRateVariant ---------------------------------------------------------
 static_assert(SuccessRateVariant<success_rate::Proportional2025>);

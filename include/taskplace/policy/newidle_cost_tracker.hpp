@@ -229,6 +229,11 @@ struct DefaultNewidleTraits {
   // success-rate gate (policy/newidle_success_rate.hpp). Optional in user
   // traits: a traits type without it reads as false.
   static constexpr bool bump_failed_cost = false;
+  // Seed 003 patch 2/3 (v3.13): avg_idle is capped at twice the CPU-wide
+  // balance cost (max_idle_balance_cost). Off: twice migration_cost, as
+  // the 2009-2013 kernels did (they kept no balance cost). Optional in user
+  // traits: a traits type without it reads as true.
+  static constexpr bool cap_avg_idle_on_cost = true;
 };
 
 namespace detail {
@@ -244,6 +249,12 @@ template <class T> concept NewidleHasGuard = requires { { T::skip_without_stamp 
 template <class T> constexpr bool newidle_bumps_failed_cost() noexcept {
   if constexpr (requires { { T::bump_failed_cost } -> std::convertible_to<bool>; }) return T::bump_failed_cost;
   else return false;
+}
+// cap_avg_idle_on_cost likewise: traits without it read as "capped on the
+// balance cost", the behaviour before the member existed.
+template <class T> constexpr bool newidle_caps_on_cost() noexcept {
+  if constexpr (requires { { T::cap_avg_idle_on_cost } -> std::convertible_to<bool>; }) return T::cap_avg_idle_on_cost;
+  else return true;
 }
 }  // namespace detail
 
@@ -334,15 +345,18 @@ class NewidleCostTracker {
 
   // Effects: the CPU stops idling at `now`. delta = now - idle_stamp (0 if
   //   the clock went backwards) folds into avg_idle through the estimator
-  //   with cap = 2 * max_idle_balance_cost; the stamp is cleared. Without a
+  //   with cap = 2 * max_idle_balance_cost (2 * migration_cost when
+  //   Traits::cap_avg_idle_on_cost is false); the stamp is cleared. Without a
   //   stamp: no-op if Traits::skip_without_stamp (the 2026 guard), else the
   //   stale stamp value is used, as kernels before the guard did.
   // Complexity: O(1). Thread-safety: one thread per state.
   void idle_end(state& s, Nanoseconds now) const noexcept {
     if (!s.has_stamp && Traits::skip_without_stamp) return;
     const Nanoseconds delta = detail::elapsed(s.idle_stamp, now);
+    const Nanoseconds cost = detail::newidle_caps_on_cost<Traits>() ? s.max_idle_balance_cost
+                                                                   : detail::newidle_math::non_negative(migration_cost);
     s.avg_idle = detail::newidle_math::non_negative(
-        estimator::update(s.avg_idle, delta, detail::newidle_math::saturating_twice(s.max_idle_balance_cost)));
+        estimator::update(s.avg_idle, delta, detail::newidle_math::saturating_twice(cost)));
     s.has_stamp = false;
     s.idle_stamp = Nanoseconds{0};
   }
