@@ -144,6 +144,14 @@ TEST_CASE("imbalance_pct is a tunable of the policy object", "[wake_affine]") {
   // imbalance_pct 100: no bias, a tie keeps prev.
   CHECK(decide(westmere, m, 0, 1, false, 0, 0, WakeAffine{.imbalance_pct = 100}).reason ==
         AffineReason::load_prev);
+  // ... unless the wake-up is sync: the kernel adds 1 to prev's side
+  // (v4.16), so the tie goes to the waking CPU. load(0) 2048 - waker 1024
+  // = 1024 -> 102400 against prev's 1024 * 100 = 102400, + 1.
+  m.busy(0, 2, 2048).busy(1, 2, 1024);
+  CHECK(decide(westmere, m, 0, 1, true, 0, 1024, WakeAffine{.imbalance_pct = 100}).reason ==
+        AffineReason::load_waking);
+  CHECK(decide(westmere, m, 0, 1, false, 0, 1024, WakeAffine{.imbalance_pct = 100}).reason ==
+        AffineReason::load_prev);  // 204800 against 102400
 }
 
 TEST_CASE("the baselines always and never pull", "[wake_affine]") {

@@ -89,7 +89,7 @@ inline constexpr std::uint64_t max_affine_load = std::uint64_t{1} << 48;
 // wins. Failing that the load test: pull only if the waking CPU with the
 // wakee added is lighter than prev without it, with prev favoured by half
 // of imbalance_pct (8% at 117; 5% between SMT siblings), since a pull costs
-// cache warmth that a tie does not repay.
+// cache warmth that a tie does not repay; only a sync wake-up's tie pulls.
 struct WakeAffine {
   std::uint32_t imbalance_pct = tunables::imbalance_pct;          // default 117; kernel: sd->imbalance_pct
   std::uint32_t smt_imbalance_pct = tunables::smt_imbalance_pct;  // default 110; kernel: SMT sd
@@ -125,7 +125,11 @@ struct WakeAffine {
     const std::uint64_t prev_less = prev_load > task ? prev_load - task : 0;
     const bool siblings = in.topology.core_of(in.waking) == in.topology.core_of(in.prev);
     const std::uint32_t pct = siblings ? smt_imbalance_pct : imbalance_pct;
-    const std::uint64_t prev_eff = prev_less * (100 + (pct > 100 ? (pct - 100) / 2 : 0));
+    // A sync wake-up breaks a tie toward the waking CPU (kernel since
+    // v4.16: prev_eff_load + 1 when sync, so that the search may stack the
+    // wakee on the leaving waker if nothing is idle); otherwise a tie keeps
+    // prev.
+    const std::uint64_t prev_eff = prev_less * (100 + (pct > 100 ? (pct - 100) / 2 : 0)) + (in.sync ? 1 : 0);
     return this_eff < prev_eff ? AffineDecision{in.waking, AffineReason::load_waking}
                                : AffineDecision{in.prev, AffineReason::load_prev};
   }
