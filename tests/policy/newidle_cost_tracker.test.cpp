@@ -425,6 +425,12 @@ TEST_CASE("level budgets: none, spent plus cost, plus a migration", "[newidle_co
   CHECK(LevelBudgetPlusMigration::allow(1000ns, 400ns, 100ns, 500ns));
   CHECK_FALSE(LevelBudgetPlusMigration::allow(999ns, 400ns, 100ns, 500ns));
   CHECK_FALSE(LevelBudgetPlusMigration::allow(ns_max - 1ns, ns_max, 0ns, 0ns));
+  // Exact at the top of the range as well: no saturated sum to tie with.
+  CHECK_FALSE(LevelBudgetPlusMigration::allow(ns_max, ns_max, ns_max, 1ns));  // max < 2 * max + 1
+  CHECK_FALSE(LevelBudgetPlusMigration::allow(ns_max, ns_max, 0ns, 1ns));     // max < max + 1
+  CHECK(LevelBudgetPlusMigration::allow(ns_max, ns_max - 2ns, 1ns, 1ns));     // max == max - 2 + 2
+  CHECK(LevelBudgetPlusMigration::allow(10ns, -1s, -1s, 10ns));               // negatives read as 0
+  CHECK_FALSE(LevelBudgetPlusMigration::allow(-1ns, 0ns, 0ns, 0ns));         // a negative avg_idle affords nothing
 }
 
 TEST_CASE("the tracker's gates read avg_idle and the level costs", "[newidle_cost_tracker]") {

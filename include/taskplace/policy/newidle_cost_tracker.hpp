@@ -180,14 +180,19 @@ static_assert(NewidleLevelBudget<LevelBudget>);
 // (dropping and retaking the runqueue lock, the cache misses of the pulled
 // task). Not merged.
 struct LevelBudgetPlusMigration {
-  // Returns: !(avg_idle < spent + level_cost + migration_cost), saturating.
+  // Returns: avg_idle >= spent + level_cost + migration_cost exactly
+  //   (negative spent, cost or migration read as 0): each term is taken
+  //   off what is left, so no sum is formed and none can overflow.
   // Complexity: O(1). Thread-safety: pure.
   static constexpr bool allow(Nanoseconds avg_idle, Nanoseconds spent, Nanoseconds level_cost,
                               Nanoseconds migration_cost) noexcept {
-    const Nanoseconds need = detail::saturating_add(
-        detail::saturating_add(detail::newidle_math::non_negative(spent), detail::newidle_math::non_negative(level_cost)),
-        detail::newidle_math::non_negative(migration_cost));
-    return avg_idle >= need;
+    Nanoseconds left = avg_idle;
+    for (const Nanoseconds term : {spent, level_cost, migration_cost}) {
+      const Nanoseconds t = detail::newidle_math::non_negative(term);
+      if (left < t) return false;
+      left -= t;  // 0 <= t <= left: no overflow
+    }
+    return true;
   }
 };
 static_assert(NewidleLevelBudget<LevelBudgetPlusMigration>);
