@@ -476,21 +476,30 @@ TEST_CASE("short idle periods stop outer levels until their cost decays", "[newi
   CHECK(t.may_visit_level(s, 0, spent_before(0)));
   CHECK(t.may_visit_level(s, 1, spent_before(1)));        // 54.5 >= 5 + 20
   CHECK_FALSE(t.may_visit_level(s, 2, spent_before(2)));  // 54.5 < 25 + 200
-  // The package level is never visited, so never re-hits its maximum; once
-  // a second it decays by 253/256 until 225 us * r^k <= avg_idle.
+  // What a balancer does each second: the decay, then a balance that
+  // visits SMT and LLC, which re-measure their cost (5 and 20 us: back to
+  // their maxima) and have spent 25 us. The package level is never visited,
+  // so it never re-hits its maximum and decays by 253/256 a second until
+  // 25 us + 200 us * r^k <= avg_idle: k = ln((54.5 - 25) / 200) / ln r ~ 163.
   const double r = 253.0 / 256.0;
   const int expect = static_cast<int>(
-      std::ceil(std::log(static_cast<double>(avg.count()) / 225'000.0) / std::log(r)));
+      std::ceil(std::log(static_cast<double>((avg - 25us).count()) / 200'000.0) / std::log(r)));
+  REQUIRE(expect == 163);
   int periods = 0;
-  while (!t.may_visit_level(s, 2, spent_before(2)) && periods < 1000) {
+  while (periods < 1000) {
     now += 1s + 1ms;
     t.decay(s, now);
+    CHECK(t.should_balance(s));  // the cheap levels are allowed all along
+    t.record_cost(s, 0, 5us, now);
+    t.record_cost(s, 1, 20us, now);
     ++periods;
-    CHECK(t.should_balance(s));  // the cheap levels were allowed all along
+    if (t.may_visit_level(s, 2, 25us)) break;
   }
+  CHECK(t.level_cost(s, 0) == 5us);
+  CHECK(t.level_cost(s, 1) == 20us);
   CHECK(periods >= expect - 1);  // integer truncation may gain a period
   CHECK(periods <= expect);
-  CHECK(periods > 100);  // about two minutes of no outer balancing
+  CHECK(periods > 150);  // over two and a half minutes of no outer balancing
 }
 
 TEST_CASE("levels past level_count keep a zero cost, so the entry gate reads level 0 as is",

@@ -10,7 +10,7 @@
 // (and, v7.0, sd->newidle_stamp), update_newidle_stats() and the NI_RANDOM /
 // NI_RATE features of sched_balance_newidle() in kernel/sched/fair.c:
 // Peter Zijlstra's "Proportional newidle balance" (Nov 2025, v6.18) and
-// "More complex proportional newidle balance" (Jan 2026, v7.0).
+// "More complex proportional newidle balance" (Feb 2026, v7.0).
 //
 //   taskplace::NewidleSuccessRate<> rate;  auto s = rate.make_state(3, clock.now(), cpu);
 //   if (auto w = rate.roll(s, level, now)) { bool got = pull(level); rate.record(s, level, got, w, clock.now()); }
@@ -92,7 +92,7 @@ struct Proportional2025 {
   static constexpr bool rate_term = false;       // the ratio is the success count alone
   static constexpr bool always_at_full = false;  // the dice are thrown even at ratio 1024
 };
-// v7.0 (Jan 2026, NI_RATE): when a window closes, add one to the ratio per
+// v7.0 (Feb 2026, NI_RATE): when a window closes, add one to the ratio per
 // 2^22 ns (~4.2 ms) the window took, so a level whose 512 calls took 4 s
 // or more reads 1024 whatever it found ("a few workloads (easyWave, fio)
 // have a fairly low success rate on newidle balance, but still benefit
