@@ -110,6 +110,32 @@ TEST_CASE("the budget stops before a level the expected idle time cannot pay for
   CHECK(r.stopped_before == 2);  // 500 < 500 + 900
 }
 
+namespace {
+struct EarlyCapNewidle : DefaultNewidleTraits {
+  static constexpr bool cap_level_cost = true;
+};
+}  // namespace
+
+TEST_CASE("with the early cap the budget is charged the capped cost, the result the time spent", "[idle_balancer]") {
+  // Seed 003 patch 2/3: domain_cost is capped at 5 * migration_cost (2.5
+  // ms) before it is recorded and added to curr_cost.
+  IdleBalancer<UniformTopology, traits::Balance<EarlyCapNewidle>> b{box};
+  ManualClock clock{1s};
+  auto st = b.make_state(0, clock.now());
+  const ScriptedPull pull{&clock, {3ms, 100us, 400us}};
+  for (std::uint32_t i = 0; i < 3; ++i) b.tracker().record_cost(st, i, pull.costs[i], clock.now());
+  REQUIRE(b.tracker().level_cost(st, 0) == 2500us);  // recorded capped
+  REQUIRE(b.tracker().level_cost(st, 2) == 400us);
+  // avg_idle 2.9 ms: level 0 (2.9 >= 2.5) takes 3 ms but is charged 2.5;
+  // level 1: 2.9 >= 2.5 + 0.1 goes; level 2: 2.9 < 2.6 + 0.4 stops.
+  st.avg_idle = 2900us;
+  const auto r = b.balance(0, st, pull, clock);
+  CHECK(r.outcome == BalanceOutcome::budget);
+  CHECK(r.stopped_before == 2);
+  CHECK(r.levels_visited == 2);
+  CHECK(r.spent == 3100us);  // the time it took, uncapped
+}
+
 TEST_CASE("the entry gate skips the balance when avg_idle is below level 0's cost", "[idle_balancer]") {
   IdleBalancer<UniformTopology> b{box};
   ManualClock clock{1s};

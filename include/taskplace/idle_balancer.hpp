@@ -288,8 +288,11 @@ class IdleBalancer {
       const auto levels = std::min<std::uint32_t>(
           static_cast<std::uint32_t>(t.level_count(cpu)), work.level_count);
       Nanoseconds t0 = start;
+      // What the budget has been charged so far: the time spent, unless
+      // the tracker charges less (seed 003 patch 2/3's early cap).
+      Nanoseconds charged{0};
       for (std::uint32_t i = 0; i < levels; ++i) {
-        if (!tracker_.may_visit_level(work, i, r.spent)) {
+        if (!tracker_.may_visit_level(work, i, charged)) {
           r.outcome = BalanceOutcome::budget;
           r.stopped_before = i;
           break;
@@ -308,6 +311,10 @@ class IdleBalancer {
         tracker_.record_attempt(work, i, cost, got, t1);
         if constexpr (has_attempt_state) attempts_.record(work.attempts, i, got, weight, t1);
         r.spent = detail::saturating_add(r.spent, cost);
+        if constexpr (requires { tracker_.charged_cost(cost); })
+          charged = detail::saturating_add(charged, tracker_.charged_cost(cost));
+        else
+          charged = r.spent;
         t0 = t1;
         ++r.levels_visited;
         if (got) {

@@ -375,6 +375,17 @@ class NewidleCostTracker {
     return entry_gate::allow(s.avg_idle, s.max_cost[0], migration_cost);
   }
 
+  // Returns: what a timed attempt of `cost` adds to the `spent` a balance
+  //   passes to may_visit_level: the cost (negative reads as 0), capped at
+  //   5 * migration_cost if Traits::cap_level_cost (seed 003 patch 2/3 adds
+  //   the capped domain_cost to curr_cost).
+  // Complexity: O(1). Thread-safety: const.
+  Nanoseconds charged_cost(Nanoseconds cost) const noexcept {
+    const Nanoseconds c = detail::newidle_math::non_negative(cost);
+    if constexpr (Traits::cap_level_cost) return std::min(c, early_cap());
+    return c;
+  }
+
   // Returns: whether the budget allows visiting `level` after `spent` time
   //   in this balance (negative spent reads as 0).
   // Precondition (checked): level < level_count; unchecked builds return
