@@ -62,7 +62,8 @@ concept CpuRange = std::ranges::random_access_range<R> &&
 //   I7 The last level spans every CPU when cpu_count() > 1; a single-CPU
 //      topology has no levels.
 //   I8 The level of kind smt, if any, equals core_cpus(c); the level of kind
-//      llc, if any, equals llc_cpus(c).
+//      llc, if any, equals llc_cpus(c); the level of kind cluster, if any,
+//      holds core_cpus(c) and lies inside llc_cpus(c).
 template <class T>
 concept Topology = requires(const T& t, CpuId c, std::uint32_t i) {
   { t.cpu_count() } -> std::convertible_to<std::uint32_t>;   // R1

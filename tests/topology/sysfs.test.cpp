@@ -152,6 +152,116 @@ TEST_CASE("sub-NUMA nodes inside one L3 keep the LLC level only", "[sysfs][snc]"
   conforms(t);
 }
 
+TEST_CASE("cluster_cpus_list gives a cluster level between the core and the LLC",
+          "[sysfs][cluster]") {
+  // cluster_l2: 8 cores, clusters {0-3} {4-7} sharing an L2, one L3, one
+  // node. Each CPU: core 1 < cluster 4 < LLC 8 -> cluster, llc.
+  const auto t = SysfsTopology::all_online(tree("cluster_l2"));
+  REQUIRE(t.cpu_count() == 8);
+  CHECK(t.has_clusters());
+  CHECK(t.cluster_count() == 2);
+  CHECK(vec(t.cluster_cpus(5)) == V{4, 5, 6, 7});
+  CHECK(t.llc_size(5) == 8);  // the L3 (index3), not the clustered L2
+  for (CpuId c = 0; c < 8; ++c) {
+    INFO("cpu " << c);
+    CHECK(kinds(t, c) == std::vector<LevelKind>{LevelKind::cluster, LevelKind::llc});
+  }
+  CHECK(vec(t.level_cpus(2, 0)) == V{0, 1, 2, 3});
+  CHECK(vec(t.level_cpus(5, 0)) == V{4, 5, 6, 7});
+  conforms(t);
+}
+
+TEST_CASE("a cluster_cpus_list equal to the core gives no cluster level", "[sysfs][cluster]") {
+  // cluster_is_core: x86, 4 cores x 2 threads (sibling of k is k + 4), a
+  // private L2 per core, so cluster_cpus_list = core_cpus_list: smt, llc,
+  // as for a kernel without the file.
+  const auto t = SysfsTopology::all_online(tree("cluster_is_core"));
+  REQUIRE(t.cpu_count() == 8);
+  CHECK(vec(t.cluster_cpus(5)) == V{1, 5});
+  CHECK(t.cluster_size(5) == t.core_size(5));
+  for (CpuId c = 0; c < 8; ++c) {
+    INFO("cpu " << c);
+    CHECK(kinds(t, c) == std::vector<LevelKind>{LevelKind::smt, LevelKind::llc});
+  }
+  conforms(t);
+}
+
+TEST_CASE("a hybrid part's E-core module is a cluster, its P-cores are not",
+          "[sysfs][cluster]") {
+  // cluster_hybrid: P-cores {0,1} {2,3} (cluster = core), E-cores 4-7 in
+  // one module sharing an L2 (cluster {4-7}), one L3 of 8.
+  //   CPU 1: smt {0,1}, llc {0-7};  CPU 6: cluster {4-7}, llc {0-7}.
+  const auto t = SysfsTopology::all_online(tree("cluster_hybrid"));
+  REQUIRE(t.cpu_count() == 8);
+  CHECK(kinds(t, 1) == std::vector<LevelKind>{LevelKind::smt, LevelKind::llc});
+  CHECK(kinds(t, 6) == std::vector<LevelKind>{LevelKind::cluster, LevelKind::llc});
+  CHECK(vec(t.level_cpus(6, 0)) == V{4, 5, 6, 7});
+  CHECK(t.cluster_count() == 3);  // {0,1} {2,3} {4-7}
+  conforms(t);
+}
+
+TEST_CASE("trees without cluster_cpus_list have no clusters", "[sysfs][cluster]") {
+  // Kernels before v5.16 write no such file: each core is its own cluster.
+  for (const char* name : {"vm2", "intel_2s_smt", "amd_multi_llc", "offline_cpus", "no_l3", "snc2"}) {
+    INFO(name);
+    const auto t = SysfsTopology::all_online(tree(name));
+    CHECK_FALSE(t.has_clusters());
+    for (CpuId c = 0; c < t.cpu_count(); ++c)
+      for (std::uint32_t i = 0; i < t.level_count(c); ++i) CHECK(t.level_kind(c, i) != LevelKind::cluster);
+  }
+}
+
+TEST_CASE("an allowed set shrinks the clusters it cuts", "[sysfs][cluster][affinity]") {
+  // cluster_l2 restricted to OS CPUs 0, 1 and 4: dense 0, 1 (cluster {0,1})
+  // and 2 (cluster {2}, no bigger than its core). LLC {0,1,2}.
+  //   CPU 0: cluster {0,1} (2) < llc (3) -> cluster, llc;
+  //   CPU 2: cluster 1 = core 1           -> llc.
+  const SysfsTopology t(tree("cluster_l2"), V{0, 1, 4});
+  REQUIRE(t.cpu_count() == 3);
+  CHECK(kinds(t, 0) == std::vector<LevelKind>{LevelKind::cluster, LevelKind::llc});
+  CHECK(vec(t.level_cpus(0, 0)) == V{0, 1});
+  CHECK(kinds(t, 2) == std::vector<LevelKind>{LevelKind::llc});
+  CHECK(t.cluster_size(2) == 1);
+  conforms(t);
+}
+
+TEST_CASE("bad cluster lists raise SysfsError or TopologyError", "[sysfs][cluster][errors]") {
+  SECTION("a malformed cluster_cpus_list") {
+    TreeCopy t("cluster_l2");
+    t.write("cpu/cpu6/topology/cluster_cpus_list", "4-\n");
+    expect_sysfs_error([&] { (void)SysfsTopology::all_online(t.root); },
+                       "cpu/cpu6/topology/cluster_cpus_list");
+  }
+  SECTION("a cluster list that leaves out its own CPU") {
+    TreeCopy t("cluster_l2");
+    t.write("cpu/cpu6/topology/cluster_cpus_list", "0-3\n");
+    expect_sysfs_error([&] { (void)SysfsTopology::all_online(t.root); },
+                       "cpu/cpu6/topology/cluster_cpus_list");
+  }
+  SECTION("a cluster across two LLCs") {
+    // Split the L3 into {0-3} and {4-7} but keep one cluster of all 8.
+    TreeCopy t("cluster_l2");
+    for (int c = 0; c < 8; ++c) {
+      const std::string dir = "cpu/cpu" + std::to_string(c);
+      t.write(dir + "/cache/index3/shared_cpu_list", c < 4 ? "0-3\n" : "4-7\n");
+      t.write(dir + "/topology/cluster_cpus_list", "0-7\n");
+    }
+    CHECK_THROWS_WITH(SysfsTopology::all_online(t.root),
+                      Catch::Contains("cpu 4: a cluster lies in one LLC") &&
+                          Catch::Contains(t.root.string()));
+  }
+  SECTION("a CPU without the file is a cluster of its own core") {
+    // CPU 7 loses its file: clusters {0-3}, {4,5,6}, {7}. CPU 7 then has
+    // llc only, CPU 5 a 3-CPU cluster.
+    TreeCopy t("cluster_l2");
+    t.remove("cpu/cpu7/topology/cluster_cpus_list");
+    const auto topo = SysfsTopology::all_online(t.root);
+    CHECK(kinds(topo, 7) == std::vector<LevelKind>{LevelKind::llc});
+    CHECK(vec(topo.level_cpus(5, 0)) == V{4, 5, 6});
+    conforms(topo);
+  }
+}
+
 TEST_CASE("an allowed set restricts and re-indexes the CPUs", "[sysfs][affinity]") {
   // OS CPUs 3 and 11 are one core of socket 0; 12 is on socket 1; 40 does
   // not exist and is ignored.

@@ -72,6 +72,18 @@ static_assert(taskplace::Topology<DataTopology>);
 // {6,7}; LLC = node = {0-3}, {4-7}; levels smt, llc, machine.
 DataTopology good() { return DataTopology::of(taskplace::UniformTopology{2, 1, 2, 2}); }
 
+// 16 CPUs, nested: core k = {2k, 2k+1}, clusters of 2 cores, one LLC and
+// node per 8 CPUs: levels smt, cluster, llc, machine.
+DataTopology clustered() {
+  std::vector<std::uint32_t> core, cluster, llc;
+  for (std::uint32_t c = 0; c < 16; ++c) {
+    core.push_back(c / 2);
+    cluster.push_back(c / 4);
+    llc.push_back(c / 8);
+  }
+  return DataTopology::of(taskplace::TableTopology::with_clusters(core, cluster, llc, llc));
+}
+
 bool reports(const std::vector<Violation>& v, const std::string& rule, CpuId cpu) {
   return std::any_of(v.begin(), v.end(), [&](const Violation& x) {
     return x.cpu == cpu && x.rule.rfind(rule, 0) == 0;
@@ -88,6 +100,12 @@ std::string dump(const std::vector<Violation>& v) {
 
 TEST_CASE("the unbroken data topology conforms", "[conformance]") {
   const auto v = check_topology(good());
+  INFO(dump(v));
+  CHECK(v.empty());
+}
+
+TEST_CASE("a clustered table conforms", "[conformance][cluster]") {
+  const auto v = check_topology(clustered());
   INFO(dump(v));
   CHECK(v.empty());
 }
@@ -174,6 +192,31 @@ TEST_CASE("each broken invariant is reported with its CPU and number", "[conform
     t.levels[4][1].second = {4, 5, 6};
     CHECK(reports(check_topology(t), "Topology I8: the llc level equals llc_cpus", 4));
   }
+  SECTION("I8: a cluster level that leaves out a sibling") {
+    // 16 CPUs, core k = {2k, 2k+1}, clusters of 4, LLCs of 8: CPU 13 has
+    // smt {12,13}, cluster {12-15}, llc {8-15}, machine. Its cluster level
+    // made {13,14,15} no longer holds sibling 12 (I6 reports it too).
+    DataTopology t = clustered();
+    REQUIRE(t.levels[13][1].first == LevelKind::cluster);
+    t.levels[13][1].second = {13, 14, 15};
+    const auto v = check_topology(t);
+    INFO(dump(v));
+    CHECK(reports(v, "Topology I8: the cluster level lies between core_cpus and llc_cpus", 13));
+    CHECK(reports(v, "Topology I6: each level a strict superset", 13));
+  }
+  SECTION("I8: a cluster level outside the LLC, with no llc level to catch it") {
+    // 1 node x 2 LLCs x 2 cores, no SMT: CPU 0 has levels llc {0,1}, node
+    // {0-3}. Make its first level a cluster of {0,1,2}: still strictly
+    // inside the node level (I6 holds) and there is no llc level left for
+    // I8's llc rule, but the cluster is not inside llc_cpus {0,1}.
+    DataTopology t = DataTopology::of(taskplace::UniformTopology{1, 2, 2, 1});
+    REQUIRE(t.levels[0].size() == 2);
+    t.levels[0][0] = {LevelKind::cluster, {0, 1, 2}};
+    const auto v = check_topology(t);
+    INFO(dump(v));
+    CHECK(reports(v, "Topology I8: the cluster level lies between core_cpus and llc_cpus", 0));
+    CHECK(v.size() == 1);
+  }
   SECTION("R5: more than max_levels levels") {
     DataTopology t = good();
     t.levels[3].resize(taskplace::max_levels + 1, {LevelKind::machine, {0, 1, 2, 3, 4, 5, 6, 7}});
@@ -231,4 +274,29 @@ TEST_CASE("every restriction of a preset still conforms", "[builders][conformanc
   const auto v = check_topology(part);
   INFO(dump(v));
   CHECK(v.empty());
+}
+
+TEST_CASE("to_table and restrict_to keep clusters", "[builders][cluster]") {
+  // 8 cores, one LLC, clusters {0-3} and {4-7} (four cores sharing an L2):
+  // every CPU has levels [cluster, llc].
+  const auto t = taskplace::TableTopology::with_clusters({0, 1, 2, 3, 4, 5, 6, 7}, {0, 0, 0, 0, 1, 1, 1, 1},
+                                                         {0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0});
+  const auto copy = taskplace::testing::to_table(t);
+  for (CpuId c = 0; c < 8; ++c) {
+    REQUIRE(copy.level_count(c) == 2);
+    CHECK(copy.level_kind(c, 0) == taskplace::LevelKind::cluster);
+    CHECK(V(copy.level_cpus(c, 0).begin(), copy.level_cpus(c, 0).end()) ==
+          V(t.level_cpus(c, 0).begin(), t.level_cpus(c, 0).end()));
+  }
+  // Keep CPUs 1, 2, 5: cluster {1, 2} stays a level (2 cores < LLC of 3);
+  // CPU 5 is alone in its cluster, which is its core: no cluster level.
+  const auto part = taskplace::testing::restrict_to(t, {5, 1, 2});
+  REQUIRE(part.cpu_count() == 3);
+  CHECK(part.level_kind(0, 0) == taskplace::LevelKind::cluster);
+  CHECK(V(part.level_cpus(1, 0).begin(), part.level_cpus(1, 0).end()) == V{0, 1});
+  CHECK(part.level_kind(2, 0) == taskplace::LevelKind::llc);
+  CHECK(part.os_cpu(2) == 5);
+  CHECK(check_topology(part).empty());
+  // A topology without clusters gives a table without them.
+  CHECK_FALSE(taskplace::testing::to_table(taskplace::presets::q6600_2008()).has_clusters());
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <ranges>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -70,38 +71,67 @@ inline TableTopology table_from_string(std::string_view text) {
   return TableTopology(std::move(core), std::move(llc), std::move(node), std::move(os));
 }
 
-// Returns: t's CPUs, cores, LLCs and nodes as a TableTopology (its levels
-//   recomputed from those groups). Complexity: O(n log n).
+namespace detail {
+// A label for c's cluster: the lowest CPU of its cluster level if it has
+// one, else the lowest CPU of its core (a core is its own cluster). Equal
+// labels, same cluster; `any` is set when some CPU has a cluster level.
+template <Topology T>
+std::uint32_t cluster_label(const T& t, CpuId c, bool& any) {
+  const auto levels = static_cast<std::uint32_t>(t.level_count(c));
+  for (std::uint32_t i = 0; i < levels; ++i) {
+    const LevelKind k = t.level_kind(c, i);
+    if (k == LevelKind::cluster) {
+      any = true;
+      return static_cast<std::uint32_t>(*std::ranges::begin(t.level_cpus(c, i)));
+    }
+    if (k > LevelKind::cluster) break;
+  }
+  return static_cast<std::uint32_t>(*std::ranges::begin(t.core_cpus(c)));
+}
+}  // namespace detail
+
+// Returns: t's CPUs, cores, clusters (from its cluster levels, if any),
+//   LLCs and nodes as a TableTopology (its levels recomputed from those
+//   groups). Complexity: O(n log n).
 template <Topology T>
 TableTopology to_table(const T& t) {
   const auto n = static_cast<std::uint32_t>(t.cpu_count());
-  std::vector<std::uint32_t> core(n), llc(n), node(n);
+  std::vector<std::uint32_t> core(n), cluster(n), llc(n), node(n);
+  bool clusters = false;
   for (CpuId c = 0; c < n; ++c) {
     core[c] = static_cast<std::uint32_t>(t.core_of(c));
+    cluster[c] = detail::cluster_label(t, c, clusters);
     llc[c] = static_cast<std::uint32_t>(t.llc_of(c));
     node[c] = static_cast<std::uint32_t>(t.node_of(c));
   }
+  if (clusters)
+    return TableTopology::with_clusters(std::move(core), std::move(cluster), std::move(llc), std::move(node));
   return TableTopology(std::move(core), std::move(llc), std::move(node));
 }
 
 // Returns: the topology of the CPUs `keep` of t (dense ids of t, any
 //   order), renumbered 0..k-1 in ascending order; os_cpu(i) of the result
-//   is the CPU's id in t. Groups lose the CPUs not kept, as a cpuset or an
-//   offline sibling makes them smaller.
+//   is the CPU's id in t. Groups (clusters included) lose the CPUs not
+//   kept, as a cpuset or an offline sibling makes them smaller.
 // Throws: TopologyError if keep is empty or names a CPU >= t.cpu_count().
 template <Topology T>
 TableTopology restrict_to(const T& t, std::vector<CpuId> keep) {
   std::sort(keep.begin(), keep.end());
   keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
-  std::vector<std::uint32_t> core, llc, node;
+  std::vector<std::uint32_t> core, cluster, llc, node;
+  bool clusters = false;
   for (CpuId c : keep) {
     if (c >= t.cpu_count())
       throw TopologyError("restrict_to: cpu " + std::to_string(c) + " >= cpu_count() " +
                           std::to_string(t.cpu_count()));
     core.push_back(static_cast<std::uint32_t>(t.core_of(c)));
+    cluster.push_back(detail::cluster_label(t, c, clusters));
     llc.push_back(static_cast<std::uint32_t>(t.llc_of(c)));
     node.push_back(static_cast<std::uint32_t>(t.node_of(c)));
   }
+  if (clusters)
+    return TableTopology::with_clusters(std::move(core), std::move(cluster), std::move(llc), std::move(node),
+                                        std::move(keep));
   return TableTopology(std::move(core), std::move(llc), std::move(node), std::move(keep));
 }
 

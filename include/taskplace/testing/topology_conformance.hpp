@@ -66,7 +66,10 @@ inline bool subset(const std::vector<CpuId>& a, const std::vector<CpuId>& b) {
 //                  kinds never decrease;
 //   "Topology I7"  the last level spans every CPU when cpu_count() > 1; no
 //                  levels when it is 1;
-//   "Topology I8"  an smt level equals core_cpus(c), an llc level llc_cpus(c).
+//   "Topology I8"  an smt level equals core_cpus(c), an llc level llc_cpus(c);
+//                  a cluster level contains core_cpus(c) and lies inside
+//                  llc_cpus(c) (the kernel's CLS domain sits between SMT
+//                  and MC).
 //   Ranges that break CpuRange I1 are sorted before the set checks, so one
 //   fault is reported once where possible.
 // Returns: the violations; empty when t conforms. Each names the CPU (cpu
@@ -185,6 +188,10 @@ std::vector<Violation> check_topology(const T& t) {
       if (kind == LevelKind::llc && span != row.set[1])
         out.push_back({c, "Topology I8: the llc level equals llc_cpus",
                        at(c) + lv + " = " + show(span) + ", llc_cpus = " + show(row.set[1])});
+      if (kind == LevelKind::cluster && !(subset(row.set[0], span) && subset(span, row.set[1])))
+        out.push_back({c, "Topology I8: the cluster level lies between core_cpus and llc_cpus",
+                       at(c) + lv + " = " + show(span) + ", core_cpus = " + show(row.set[0]) +
+                           ", llc_cpus = " + show(row.set[1])});
       if (i + 1 == levels && n > 1 && span.size() != n)
         out.push_back({c, "Topology I7: the last level spans every CPU",
                        at(c) + lv + " = " + show(span) + " of " + std::to_string(n)});

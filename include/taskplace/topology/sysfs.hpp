@@ -4,9 +4,10 @@
 //
 // Kernel analogue: the masks the scheduler builds its domains from, as
 // sysfs exports them (drivers/base/topology.c, cacheinfo.c, node.c): the
-// SMT siblings, the CPUs sharing the last-level cache (sd_llc), the NUMA
-// node. Follows the layout of Linux 5.x/6.x (core_cpus_list since v5.4,
-// thread_siblings_list before).
+// SMT siblings, the cluster (the CLS domain's mask), the CPUs sharing the
+// last-level cache (sd_llc), the NUMA node. Follows the layout of Linux
+// 5.x/6.x (core_cpus_list since v5.4, thread_siblings_list before;
+// cluster_cpus_list since v5.16).
 //
 //   taskplace::SysfsTopology t;                       // /sys, this process's affinity
 //   taskplace::SysfsTopology fake{"tests/data/sysfs/vm2", {0, 1}};
@@ -94,6 +95,11 @@ inline std::optional<std::vector<CpuId>> sysfs_affinity() {
 // densely numbered 0..n-1 in OS order.
 //   core: cpu/cpuN/topology/core_cpus_list (thread_siblings_list before
 //         v5.4);
+//   cluster: cpu/cpuN/topology/cluster_cpus_list (v5.16+), when present;
+//         a CPU without it is a cluster of its own core. A cluster bigger
+//         than the core and smaller than the LLC is a balance level (see
+//         TableTopology::with_clusters); one equal to the core, as x86
+//         parts with a private L2 per core report, is not;
 //   LLC:  the cpu/cpuN/cache/indexK of the highest level whose type is
 //         Unified or Data (L3, or L2 on a machine without L3); a CPU with
 //         no cache information falls back to its package
@@ -161,10 +167,20 @@ class SysfsTopology : public TableTopology {
       std::sort(node_of_os.begin(), node_of_os.end());
     }
 
-    std::vector<std::uint32_t> core, llc, node;
+    std::vector<std::uint32_t> core, cluster, llc, node;
+    bool any_cluster = false;
     for (CpuId os : cpus) {
       const fs::path dir = cpu_dir / ("cpu" + std::to_string(os));
       core.push_back(label(first_existing(dir / "topology", {"core_cpus_list", "thread_siblings_list"}), os));
+      // No file (before v5.16): the CPU's cluster is its core, labelled as
+      // the core is. A kernel writes the file for every CPU or for none.
+      const fs::path cluster_file = dir / "topology" / "cluster_cpus_list";
+      if (fs::exists(cluster_file)) {
+        cluster.push_back(label(cluster_file, os));
+        any_cluster = true;
+      } else {
+        cluster.push_back(core.back());
+      }
       llc.push_back(llc_label(dir, os));
       if (node_of_os.empty()) {
         node.push_back(0);
@@ -177,6 +193,9 @@ class SysfsTopology : public TableTopology {
       }
     }
     try {
+      if (any_cluster)
+        return TableTopology::with_clusters(std::move(core), std::move(cluster), std::move(llc),
+                                            std::move(node), cpus);
       return TableTopology(std::move(core), std::move(llc), std::move(node), cpus);
     } catch (const TopologyError& e) {
       throw TopologyError("sysfs " + root.string() + " (dense cpu numbers): " + e.what());

@@ -1,12 +1,14 @@
 // taskplace/topology/table.hpp: a topology built at run time from one row
-// per CPU (which core, LLC and node it is in), validated once.
+// per CPU (which core, LLC and node it is in, and optionally which
+// cluster), validated once.
 //
 // Kernel analogue: the per-CPU topology masks (cpu_smt_mask,
-// cpu_coregroup_mask, cpumask_of_node) and the sched-domain levels built
-// from them, with degenerate levels removed (build_sched_domains,
-// sd_degenerate). The asymmetric machines live here: offline CPUs, cpuset
-// masks, AMD multi-LLC sockets, Intel SNC. SysfsTopology and HwlocTopology
-// are built on it.
+// cpu_clustergroup_mask, cpu_coregroup_mask, cpumask_of_node) and the
+// sched-domain levels built from them (SMT, CLS since v5.16, MC, PKG/NUMA),
+// with degenerate levels removed (build_sched_domains, sd_degenerate). The
+// asymmetric machines live here: offline CPUs, cpuset masks, AMD multi-LLC
+// sockets, Intel SNC, hybrid parts whose E-cores share an L2. SysfsTopology
+// and HwlocTopology are built on it.
 //
 //   taskplace::TableTopology t({0, 0, 1, 1}, {0, 0, 0, 0}, {0, 0, 0, 0});  // 2 cores x 2 threads
 //   t.llc_size(3);  // 4
@@ -29,7 +31,9 @@ namespace taskplace {
 // Invariant: after construction, I1-I8 of concepts.hpp hold (the
 // constructor rejects any input that would break them).
 // Invariant: group ids are dense, numbered in order of each group's lowest
-// CPU: core_of(0) == llc_of(0) == node_of(0) == 0.
+// CPU: core_of(0) == cluster_of(0) == llc_of(0) == node_of(0) == 0.
+// Invariant: a core lies in one cluster and a cluster in one LLC; without
+// cluster ids every core is its own cluster.
 class TableTopology {
  public:
   using cpu_range = std::span<const CpuId>;
@@ -38,6 +42,8 @@ class TableTopology {
   //   core_ids[c], LLC llc_ids[c] and node node_ids[c]. Ids are arbitrary
   //   labels (equal label, same group); they are renumbered densely.
   //   os_cpus[c], if given, is CPU c's operating-system number (default: c).
+  //   Every core is its own cluster, so no CPU has a cluster level (see
+  //   with_clusters()).
   // Throws: TopologyError naming the CPU and the rule, when there are no
   //   CPUs; the arrays differ in length; os_cpus repeats a number or uses
   //   no_cpu; SMT siblings sit in different LLCs or nodes (a core spans
@@ -45,25 +51,31 @@ class TableTopology {
   // Complexity: O(n log n). Thread-safety: the object is immutable after.
   TableTopology(std::vector<std::uint32_t> core_ids, std::vector<std::uint32_t> llc_ids,
                 std::vector<std::uint32_t> node_ids, std::vector<CpuId> os_cpus = {}) {
-    const std::size_t n = core_ids.size();
-    if (n == 0) throw TopologyError("TableTopology: no CPUs (the core id array is empty)");
-    if (llc_ids.size() != n || node_ids.size() != n)
-      throw TopologyError("TableTopology: arrays differ in length (" + std::to_string(n) +
-                          " core ids, " + std::to_string(llc_ids.size()) + " llc ids, " +
-                          std::to_string(node_ids.size()) + " node ids)");
-    if (n >= no_cpu) throw TopologyError("TableTopology: more than 2^32 - 2 CPUs");
-    if (!os_cpus.empty() && os_cpus.size() != n)
-      throw TopologyError("TableTopology: " + std::to_string(os_cpus.size()) +
-                          " OS cpu numbers for " + std::to_string(n) + " CPUs");
-    cpus_ = static_cast<std::uint32_t>(n);
-    build_group(groups_[core], core_ids);
-    build_group(groups_[llc], llc_ids);
-    build_group(groups_[node], node_ids);
-    check_core_nesting(llc, "SMT siblings share an LLC", "llc");
-    check_core_nesting(node, "a core lies in one node", "node");
-    check_llc_node_nesting();
-    build_os_map(std::move(os_cpus));
-    build_levels();
+    init(core_ids, nullptr, llc_ids, node_ids, std::move(os_cpus));
+  }
+
+  // Effects: as the constructor, and CPU c is also in cluster
+  //   cluster_ids[c]: the cores sharing a mid-level cache (an L2 shared by
+  //   four E-cores on Intel hybrid parts; a Kunpeng 920 or Ampere cluster).
+  //   A CPU whose cluster is strictly bigger than its core and strictly
+  //   smaller than its LLC gets a cluster level between smt and llc (the
+  //   kernel's CLS domain); elsewhere that level is degenerate and dropped,
+  //   and the CPU's levels are those the constructor gives.
+  // Throws: TopologyError as the constructor does, and when cluster_ids
+  //   differs in length from core_ids, a core spans two clusters ("cpu 1: a
+  //   core lies in one cluster (...)") or a cluster spans two LLCs ("cpu 2:
+  //   a cluster lies in one LLC (...)").
+  // Complexity: O(n log n). Thread-safety: the object is immutable after.
+  //   auto t = TableTopology::with_clusters({0, 1, 2, 3}, {0, 0, 1, 1}, {0, 0, 0, 0}, {0, 0, 0, 0});
+  //   t.level_kind(0, 0);  // LevelKind::cluster, spanning {0, 1}
+  static TableTopology with_clusters(std::vector<std::uint32_t> core_ids,
+                                     std::vector<std::uint32_t> cluster_ids,
+                                     std::vector<std::uint32_t> llc_ids,
+                                     std::vector<std::uint32_t> node_ids,
+                                     std::vector<CpuId> os_cpus = {}) {
+    TableTopology t;
+    t.init(core_ids, &cluster_ids, llc_ids, node_ids, std::move(os_cpus));
+    return t;
   }
 
   // --- Topology (R1-R7); ids checked with TASKPLACE_EXPECTS ---------------
@@ -94,14 +106,25 @@ class TableTopology {
     const LevelKind k = level_kind(c, i);
     switch (k) {
       case LevelKind::smt: return core_cpus(c);
+      case LevelKind::cluster: return cluster_cpus(c);
       case LevelKind::llc: return llc_cpus(c);
       case LevelKind::node: return node_cpus(c);
       default: return all_;
     }
   }
 
+  // --- clusters (not part of Topology) ------------------------------------
+  // The cores sharing c's mid-level cache; without cluster ids, c's core.
+  // Whether they form a level: see with_clusters().
+  // Complexity: O(1) each. Thread-safety: const members, safe to share.
+  bool has_clusters() const noexcept { return has_clusters_; }
+  std::uint32_t cluster_of(CpuId c) const TASKPLACE_NOEXCEPT { return id(cluster_kind(), c); }
+  std::uint32_t cluster_size(CpuId c) const TASKPLACE_NOEXCEPT { return size(cluster_kind(), c); }
+  cpu_range cluster_cpus(CpuId c) const TASKPLACE_NOEXCEPT { return span(cluster_kind(), c); }
+
   // --- counts and the OS mapping ------------------------------------------
   std::uint32_t core_count() const noexcept { return groups_[core].count(); }
+  std::uint32_t cluster_count() const noexcept { return groups_[cluster_kind()].count(); }
   std::uint32_t llc_count() const noexcept { return groups_[llc].count(); }
   std::uint32_t node_count() const noexcept { return groups_[node].count(); }
 
@@ -119,7 +142,7 @@ class TableTopology {
   }
 
  private:
-  enum Kind : std::uint8_t { core, llc, node };
+  enum Kind : std::uint8_t { core, llc, node, cluster };
 
   // One partition of the CPUs: members of group g are
   // order[start[g] .. start[g+1]), ascending.
@@ -134,8 +157,46 @@ class TableTopology {
   };
   struct Levels {
     std::uint32_t count = 0;
-    std::array<LevelKind, 4> kinds{};
+    std::array<LevelKind, 5> kinds{};
   };
+
+  TableTopology() = default;  // for with_clusters(), which init()s it
+
+  // Validates the arrays and builds every table; cluster_ids null: none.
+  void init(const std::vector<std::uint32_t>& core_ids, const std::vector<std::uint32_t>* cluster_ids,
+            const std::vector<std::uint32_t>& llc_ids, const std::vector<std::uint32_t>& node_ids,
+            std::vector<CpuId> os_cpus) {
+    const std::size_t n = core_ids.size();
+    if (n == 0) throw TopologyError("TableTopology: no CPUs (the core id array is empty)");
+    if (llc_ids.size() != n || node_ids.size() != n || (cluster_ids && cluster_ids->size() != n))
+      throw TopologyError("TableTopology: arrays differ in length (" + std::to_string(n) +
+                          " core ids, " +
+                          (cluster_ids ? std::to_string(cluster_ids->size()) + " cluster ids, " : "") +
+                          std::to_string(llc_ids.size()) + " llc ids, " +
+                          std::to_string(node_ids.size()) + " node ids)");
+    if (n >= no_cpu) throw TopologyError("TableTopology: more than 2^32 - 2 CPUs");
+    if (!os_cpus.empty() && os_cpus.size() != n)
+      throw TopologyError("TableTopology: " + std::to_string(os_cpus.size()) +
+                          " OS cpu numbers for " + std::to_string(n) + " CPUs");
+    cpus_ = static_cast<std::uint32_t>(n);
+    build_group(groups_[core], core_ids);
+    build_group(groups_[llc], llc_ids);
+    build_group(groups_[node], node_ids);
+    check_core_nesting(llc, "SMT siblings share an LLC", "llc");
+    check_core_nesting(node, "a core lies in one node", "node");
+    check_llc_node_nesting();
+    if (cluster_ids) {
+      build_group(groups_[cluster], *cluster_ids);
+      has_clusters_ = true;
+      check_core_nesting(cluster, "a core lies in one cluster", "cluster");
+      check_cluster_llc_nesting();
+    }
+    build_os_map(std::move(os_cpus));
+    build_levels();
+  }
+
+  // Without cluster ids the cluster table is the core table.
+  Kind cluster_kind() const noexcept { return has_clusters_ ? cluster : core; }
 
   std::uint32_t id(Kind k, CpuId c) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(c < cpu_count(), "cpu must be < cpu_count()");
@@ -205,6 +266,21 @@ class TableTopology {
     }
   }
 
+  // A cluster lies inside one LLC: the kernel's CLS domain is a child of
+  // MC, and the cluster shares a cache level below the last one.
+  void check_cluster_llc_nesting() const {
+    for (CpuId c = 0; c < cpus_; ++c) {
+      const CpuId first = span(cluster, c)[0];
+      if (groups_[llc].of[first] != groups_[llc].of[c])
+        throw TopologyError("cpu " + std::to_string(c) + ": a cluster lies in one LLC (cpu " +
+                            std::to_string(first) + " of cluster " +
+                            std::to_string(groups_[cluster].of[c]) + " is in llc " +
+                            std::to_string(groups_[llc].of[first]) + ", cpu " +
+                            std::to_string(c) + " in llc " +
+                            std::to_string(groups_[llc].of[c]) + ")");
+    }
+  }
+
   void build_os_map(std::vector<CpuId> os) {
     all_.resize(cpus_);
     for (CpuId c = 0; c < cpus_; ++c) all_[c] = c;
@@ -224,8 +300,10 @@ class TableTopology {
     os_ = std::move(os);
   }
 
-  // smt, llc, node, machine in that order, each kept only when it spans
-  // more CPUs than the level below (sd_degenerate). A node inside its LLC
+  // smt, cluster, llc, node, machine in that order, each kept only when it
+  // spans more CPUs than the level below (sd_degenerate). A cluster as big
+  // as its LLC is not a level either: the llc level covers it, and stays
+  // the level that equals llc_cpus() (Topology I8). A node inside its LLC
   // (SNC) is not a level: kinds never decrease, and the LLC level already
   // covers it; node_cpus() still reports it.
   void build_levels() {
@@ -240,6 +318,8 @@ class TableTopology {
         }
       };
       add(LevelKind::smt, core_cpus(c).size());
+      if (has_clusters_ && cluster_cpus(c).size() < llc_cpus(c).size())
+        add(LevelKind::cluster, cluster_cpus(c).size());
       add(LevelKind::llc, llc_cpus(c).size());
       if (node_cpus(c).size() > llc_cpus(c).size()) add(LevelKind::node, node_cpus(c).size());
       add(LevelKind::machine, cpus_);
@@ -247,7 +327,8 @@ class TableTopology {
   }
 
   std::uint32_t cpus_ = 0;
-  std::array<Groups, 3> groups_;
+  bool has_clusters_ = false;
+  std::array<Groups, 4> groups_;  // indexed by Kind; [cluster] empty without cluster ids
   std::vector<Levels> levels_;
   std::vector<CpuId> all_;
   std::vector<CpuId> os_;                         // empty: identity

@@ -3,9 +3,10 @@
 
 Each tree holds only the files SysfsTopology reads, laid out as Linux 6.x
 writes them: cpu/online, cpu/cpuN/topology/core_cpus_list (or
-thread_siblings_list before v5.4), cpu/cpuN/cache/indexK/{level,type,
-shared_cpu_list}, node/online, node/nodeN/cpulist. Offline CPUs keep no
-topology/ or cache/ directory, as on a real system.
+thread_siblings_list before v5.4), cpu/cpuN/topology/cluster_cpus_list
+(v5.16+; only the cluster_* trees have it), cpu/cpuN/cache/indexK/{level,
+type,shared_cpu_list}, node/online, node/nodeN/cpulist. Offline CPUs keep
+no topology/ or cache/ directory, as on a real system.
 
 Run from anywhere: python3 generate.py  (rewrites the trees beside it).
 """
@@ -33,9 +34,11 @@ def write(path, text):
         f.write(text + "\n")
 
 
-def tree(name, ncpu, core, caches, nodes, offline=(), siblings_file="core_cpus_list"):
+def tree(name, ncpu, core, caches, nodes, offline=(), siblings_file="core_cpus_list",
+         cluster=None):
     """core(c) -> set of siblings; caches: list of (level, type, fn(c) -> set);
-    nodes: list of CPU sets (None: no node directory)."""
+    nodes: list of CPU sets (None: no node directory); cluster(c) -> set of
+    CPUs in c's cluster (None: no cluster_cpus_list, a pre-5.16 kernel)."""
     root = os.path.join(HERE, name)
     shutil.rmtree(root, ignore_errors=True)
     online = [c for c in range(ncpu) if c not in offline]
@@ -44,6 +47,8 @@ def tree(name, ncpu, core, caches, nodes, offline=(), siblings_file="core_cpus_l
     for c in online:
         d = os.path.join(root, "cpu", f"cpu{c}")
         write(os.path.join(d, "topology", siblings_file), cpulist(core(c) & on))
+        if cluster is not None:
+            write(os.path.join(d, "topology", "cluster_cpus_list"), cpulist(cluster(c) & on))
         for k, (level, typ, fn) in enumerate(caches):
             idx = os.path.join(d, "cache", f"index{k}")
             write(os.path.join(idx, "level"), str(level))
@@ -95,6 +100,34 @@ def main():
     # split into 2 nodes of 4: the nodes lie inside the LLC.
     tree("snc2", 8, solo, per_core(solo) + [(3, "Unified", lambda c: set(range(8)))],
          [range(4), range(4, 8)])
+
+    # cluster_l2: 8 cores without SMT in 2 clusters of 4, each cluster
+    # sharing an L2 (an arm64 part with clusters, or a row of Intel E-core
+    # modules), one L3 for all 8, one node; cluster_cpus_list (v5.16+)
+    # names the 4 cores of the cluster.
+    quad = lambda c: set(range(c - c % 4, c - c % 4 + 4))
+    tree("cluster_l2", 8, solo,
+         [(1, "Data", solo), (1, "Instruction", solo), (2, "Unified", quad),
+          (3, "Unified", lambda c: set(range(8)))],
+         [range(8)], cluster=quad)
+
+    # cluster_is_core: an x86 part with a private L2 per core, 4 cores x 2
+    # threads (sibling of cpu k is k + 4), one L3, one node. Linux reports
+    # each core's L2 sharers as its cluster, so cluster_cpus_list equals
+    # core_cpus_list: a degenerate cluster, no level.
+    tree("cluster_is_core", 8, smt4, per_core(smt4) + [(3, "Unified", lambda c: set(range(8)))],
+         [range(8)], cluster=smt4)
+
+    # cluster_hybrid: an Intel hybrid part in small, 2 P-cores x 2 threads
+    # (CPUs 0-3, siblings adjacent) with a private L2 each, and one module of
+    # 4 E-cores (CPUs 4-7) sharing an L2; one L3 for all 8, one node. The
+    # P-cores' cluster is their core, the E-cores' the module.
+    pcore = lambda c: {c - c % 2, c - c % 2 + 1} if c < 4 else {c}
+    module = lambda c: pcore(c) if c < 4 else set(range(4, 8))
+    tree("cluster_hybrid", 8, pcore,
+         [(1, "Data", pcore), (1, "Instruction", pcore), (2, "Unified", module),
+          (3, "Unified", lambda c: set(range(8)))],
+         [range(8)], cluster=module)
 
 
 if __name__ == "__main__":
