@@ -36,6 +36,7 @@ struct NodeFactor;       // CPUs in the waking CPU's node (2013 v1)
 template <std::uint32_t N>
 struct FixedFactor;      // a constant
 struct CoresPerLlcFactor;  // physical cores in the waking CPU's LLC
+struct ClusterFactor;    // CPUs in the waking CPU's cluster level (CLS), else its LLC
 
 // --- NewidleCostTracker (kernel avg_idle, max_newidle_lb_cost) -------------
 struct Low2013;           // update_avg, then clamp to 2*max cost  [default]

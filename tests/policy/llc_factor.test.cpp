@@ -14,8 +14,10 @@
 
 #include "taskplace/policy/wide_detector.hpp"
 #include "taskplace/testing/flip_conformance.hpp"
+#include "taskplace/topology/table.hpp"
 #include "taskplace/topology/uniform.hpp"
 
+using taskplace::ClusterFactor;
 using taskplace::CoresPerLlcFactor;
 using taskplace::CpuId;
 using taskplace::FixedFactor;
@@ -100,7 +102,7 @@ class FakeTopology {
 static_assert(taskplace::Topology<FakeTopology>);
 
 using AllFactors = std::tuple<LlcFactor, NodeFactor, FixedFactor<1>, FixedFactor<12>,
-                              CoresPerLlcFactor>;
+                              CoresPerLlcFactor, ClusterFactor>;
 
 // Every CPU of t has factor `expected` under F.
 template <class F, class T>
@@ -268,4 +270,111 @@ TEST_CASE("the factors agree with the fake on UniformTopology in both numberings
     CHECK(taskplace::testing::check_factor<LlcFactor>(amd).empty());
     CHECK(taskplace::testing::check_factor<CoresPerLlcFactor>(amd).empty());
   }
+}
+
+// --- ClusterFactor -----------------------------------------------------------
+
+namespace {
+
+// An Intel hybrid part in small: P-cores {0,1} {2,3} with SMT (cluster =
+// core, so no cluster level), E-cores 4-11 in two modules of 4 sharing an
+// L2 (clusters {4-7} {8-11}), one L3 of 12 CPUs, one node.
+taskplace::TableTopology hybrid() {
+  return taskplace::TableTopology::with_clusters({0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9},
+                                                 {0, 0, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3},
+                                                 std::vector<std::uint32_t>(12, 0),
+                                                 std::vector<std::uint32_t>(12, 0));
+}
+
+}  // namespace
+
+TEST_CASE("the cluster factor is the cluster's size where the CPU has a cluster level",
+          "[llc_factor][cluster]") {
+  const auto t = hybrid();
+  // E-cores: cluster level of 4 CPUs -> 4; LLC factor 12.
+  for (CpuId c = 4; c < 12; ++c) {
+    INFO("cpu " << c);
+    CHECK(ClusterFactor::factor(t, c) == 4);
+    CHECK(LlcFactor::factor(t, c) == 12);
+  }
+  // P-cores: the cluster is the core (degenerate, no level) -> LLC, 12.
+  for (CpuId c = 0; c < 4; ++c) {
+    INFO("cpu " << c);
+    CHECK(ClusterFactor::factor(t, c) == 12);
+  }
+  CHECK(taskplace::testing::check_factor<ClusterFactor>(t).empty());
+
+  // A Kunpeng 920-like node: 24 cores, no SMT, clusters of 4, one L3.
+  std::vector<std::uint32_t> core, cluster;
+  for (std::uint32_t c = 0; c < 24; ++c) {
+    core.push_back(c);
+    cluster.push_back(c / 4);
+  }
+  const auto kp = taskplace::TableTopology::with_clusters(core, cluster, std::vector<std::uint32_t>(24, 0),
+                                                          std::vector<std::uint32_t>(24, 0));
+  check_every_cpu<ClusterFactor>(kp, 4);   // 24 / 6 clusters
+  check_every_cpu<LlcFactor>(kp, 24);
+}
+
+TEST_CASE("without a cluster level the cluster factor is the LLC factor",
+          "[llc_factor][cluster]") {
+  // UniformTopology has no clusters: seed 004's box, smt then llc levels,
+  // LLC 40; the AMD shape, LLC 16.
+  check_every_cpu<ClusterFactor>(taskplace::UniformTopology{2, 1, 20, 2}, 40);
+  check_every_cpu<ClusterFactor>(taskplace::UniformTopology{2, 8, 8, 2, taskplace::CpuNumbering::smt_last}, 16);
+  check_every_cpu<ClusterFactor>(FakeTopology(1, 1, 12, 2), 24);
+  // A table without cluster ids, and one whose cluster is the whole LLC
+  // (degenerate: the llc level stays, no cluster level): LLC 4.
+  check_every_cpu<ClusterFactor>(taskplace::TableTopology({0, 0, 1, 1}, {0, 0, 0, 0}, {0, 0, 0, 0}), 4);
+  check_every_cpu<ClusterFactor>(
+      taskplace::TableTopology::with_clusters({0, 0, 1, 1}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}), 4);
+  // A single CPU has no levels at all: 1.
+  check_every_cpu<ClusterFactor>(taskplace::TableTopology({0}, {0}, {0}), 1);
+}
+
+TEST_CASE("the cluster factor turns a wake-up wide that the LLC factor keeps affine",
+          "[llc_factor][cluster]") {
+  const auto t = hybrid();
+  using W = taskplace::WideDetector<>;
+  // An E-core dispatcher with 60 flips waking a worker with 5
+  // (Symmetric2015, lo >= f && hi >= f*lo), waking on CPU 5:
+  //   ClusterFactor f = 4:  5 >= 4 and 60 >= 20 -> wide (spread over the LLC);
+  //   LlcFactor     f = 12: 5 >= 12 fails       -> affine (pulled).
+  CHECK(W::wide(60, 5, ClusterFactor::factor(t, 5)));
+  CHECK_FALSE(W::wide(60, 5, LlcFactor::factor(t, 5)));
+  // The threshold under the cluster factor: hi >= 4 * 5 = 20.
+  CHECK(W::wide(20, 5, ClusterFactor::factor(t, 5)));
+  CHECK_FALSE(W::wide(19, 5, ClusterFactor::factor(t, 5)));
+  // Waking on a P-core (no cluster level) both factors are 12: affine.
+  CHECK_FALSE(W::wide(60, 5, ClusterFactor::factor(t, 1)));
+  // Wang2013 (e > f && w > f*e) agrees: 5 > 4 and 60 > 20 -> wide; 5 > 12 fails.
+  using W13 = taskplace::WideDetector<taskplace::Wang2013>;
+  CHECK(W13::wide(60, 5, ClusterFactor::factor(t, 5)));
+  CHECK_FALSE(W13::wide(60, 5, LlcFactor::factor(t, 5)));
+}
+
+namespace {
+// Deliberately broken: CPU 0's only level is a cluster level with no CPUs
+// (breaks Topology I6 and I8); every size it reports is 0.
+struct EmptyClusterTopology {
+  std::uint32_t cpu_count() const { return 1; }
+  std::uint32_t core_of(CpuId) const { return 0; }
+  std::uint32_t llc_of(CpuId) const { return 0; }
+  std::uint32_t node_of(CpuId) const { return 0; }
+  std::uint32_t core_size(CpuId) const { return 0; }
+  std::uint32_t llc_size(CpuId) const { return 0; }
+  std::uint32_t node_size(CpuId) const { return 0; }
+  std::span<const CpuId> core_cpus(CpuId) const { return {}; }
+  std::span<const CpuId> llc_cpus(CpuId) const { return {}; }
+  std::span<const CpuId> node_cpus(CpuId) const { return {}; }
+  std::uint32_t level_count(CpuId) const { return 1; }
+  LevelKind level_kind(CpuId, std::uint32_t) const { return LevelKind::cluster; }
+  std::span<const CpuId> level_cpus(CpuId, std::uint32_t) const { return {}; }
+};
+static_assert(taskplace::Topology<EmptyClusterTopology>);
+}  // namespace
+
+TEST_CASE("an empty cluster level still gives factor at least one", "[llc_factor][cluster]") {
+  CHECK(ClusterFactor::factor(EmptyClusterTopology{}, 0) == 1);
+  CHECK(taskplace::testing::check_factor<ClusterFactor>(EmptyClusterTopology{}).empty());
 }

@@ -144,6 +144,7 @@ static_assert(FactorPolicy<LlcFactor, MiniTopology>);
 static_assert(FactorPolicy<NodeFactor, MiniTopology>);
 static_assert(FactorPolicy<FixedFactor<12>, MiniTopology>);
 static_assert(FactorPolicy<CoresPerLlcFactor, MiniTopology>);
+static_assert(FactorPolicy<ClusterFactor, MiniTopology>);
 struct NotATopology {
   std::uint32_t llc_size(CpuId) const;
 };

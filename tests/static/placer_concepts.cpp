@@ -62,6 +62,12 @@ template class tp::WakePlacer<tp::TableTopology>;
 template class tp::WakePlacer<tp::SysfsTopology>;
 template class tp::WakePlacer<tp::UniformTopology, tp::traits::AlwaysAffine>;
 template class tp::WakePlacer<tp::TableTopology, tp::traits::CacheHot<tp::sis_cache::V1, tp::OwnerOnly>>;
+namespace {
+struct ClusterTraits : tp::DefaultWakeTraits {
+  using Factor = tp::ClusterFactor;
+};
+}  // namespace
+template class tp::WakePlacer<tp::SysfsTopology, ClusterTraits>;
 template class tp::IdleBalancer<tp::UniformTopology>;
 template class tp::IdleBalancer<tp::TableTopology>;
 template class tp::IdleBalancer<tp::SysfsTopology>;

@@ -1,17 +1,20 @@
 // taskplace/policy/llc_factor.hpp: the flip threshold `f` of the wide rules,
 // a property of the waking CPU.
 //
-// Provides LlcFactor, NodeFactor, FixedFactor<N> and CoresPerLlcFactor.
+// Provides LlcFactor, NodeFactor, FixedFactor<N>, CoresPerLlcFactor and
+// ClusterFactor.
 // Kernel analogue: sd_llc_size, the per-CPU count of CPUs sharing the last
 // level cache, read by wake_wide(). Follows Peter Zijlstra's "sched: reduce
 // the overhead of obtain factor" (patch 2/2 of seed 000, v3.12); NodeFactor
-// is the node size that patch 1/2 used before it.
+// is the node size that patch 1/2 used before it. ClusterFactor reads the
+// span of the CLS domain (v5.16) instead; no kernel feeds it to wake_wide().
 //
 //   const std::uint32_t f = taskplace::LlcFactor::factor(topology, waking_cpu);
 //   const bool wide = taskplace::WideDetector<>::wide(w, e, f);
 #pragma once
 
 #include <cstdint>
+#include <ranges>
 
 #include "taskplace/concepts.hpp"
 #include "taskplace/fwd.hpp"
@@ -27,7 +30,9 @@ namespace taskplace {
 //
 // Each factor() reads one or two cached sizes of the topology, never a mask:
 // counting the bits of a CPU mask on every wake-up is what made the 2013
-// node-size factor too slow (seed 000, patch 2/2).
+// node-size factor too slow (seed 000, patch 2/2). ClusterFactor also reads
+// the kinds of the CPU's lowest levels (at most the two below the LLC) and
+// the size of one level's range, which a CpuRange knows (sized_range).
 // Preconditions: waking_cpu < t.cpu_count(); shipped topologies check it in
 // checked builds and throw PreconditionError.
 
@@ -90,10 +95,46 @@ struct CoresPerLlcFactor {
   }
 };
 
+// The cores sharing the waking CPU's mid-level cache: the CPUs of its
+// cluster level (kernel CLS domain, v5.16): four E-cores sharing an L2 on
+// Intel hybrid parts, four Kunpeng 920 cores sharing an L3 tag partition,
+// an Ampere cluster. The factor asks how many partners one waker can keep
+// close before pulling them stops paying. LlcFactor answers with the LLC;
+// where the LLC is large and far (a mesh L3, a system-level cache), the
+// near cache is the cluster's, and a waker with more partners than the
+// cluster holds cannot keep them in it. So the threshold is the cluster's
+// size: such a waker becomes wide sooner, and its partners are spread over
+// the LLC instead of stacked near it.
+// A CPU without a cluster level (no clusters, or a cluster as big as its
+// core or its LLC, which the topology drops as degenerate) falls back to
+// the LLC size: there ClusterFactor and LlcFactor agree.
+struct ClusterFactor {
+  // Returns: max(1, size of level_cpus(c, i)) for the level i of kind
+  //   cluster, if c has one; else LlcFactor::factor(t, c).
+  // Complexity: O(levels below the cluster level), at most max_levels
+  //   kind reads (two on shipped topologies: smt, then cluster or llc);
+  //   the range's size is read, its CPUs are never counted. Thread-safety:
+  //   as t's const members.
+  template <Topology T>
+  static constexpr std::uint32_t factor(const T& t, CpuId waking_cpu) {
+    const auto levels = static_cast<std::uint32_t>(t.level_count(waking_cpu));
+    for (std::uint32_t i = 0; i < levels && i < max_levels; ++i) {
+      const LevelKind k = t.level_kind(waking_cpu, i);
+      if (k == LevelKind::cluster) {
+        const auto n = static_cast<std::uint32_t>(std::ranges::size(t.level_cpus(waking_cpu, i)));
+        return n == 0 ? 1u : n;
+      }
+      if (k > LevelKind::cluster) break;  // kinds never decrease (Topology I6)
+    }
+    return LlcFactor::factor(t, waking_cpu);
+  }
+};
+
 // Checked against the declaration-only archetype (concepts.hpp): any topology.
 static_assert(FactorPolicy<LlcFactor, detail::TopologyArchetype>);
 static_assert(FactorPolicy<NodeFactor, detail::TopologyArchetype>);
 static_assert(FactorPolicy<FixedFactor<1>, detail::TopologyArchetype>);
 static_assert(FactorPolicy<CoresPerLlcFactor, detail::TopologyArchetype>);
+static_assert(FactorPolicy<ClusterFactor, detail::TopologyArchetype>);
 
 }  // namespace taskplace
