@@ -1,12 +1,13 @@
 // Fuzz target: TableTopology construction from arbitrary arrays.
 // Every input either throws TopologyError or builds a topology that passes
 // testing::check_topology with no violation, and whose OS mapping is a
-// bijection.
+// bijection; with cluster ids too, and ClusterFactor reads the cluster level.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "fuzz_support.hpp"
+#include "taskplace/policy/llc_factor.hpp"
 #include "taskplace/testing/topology_conformance.hpp"
 #include "taskplace/topology/table.hpp"
 
@@ -32,9 +33,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   if (ragged && !node.empty()) node.pop_back();
+  // A trailing byte with bit 0 set adds a cluster id per CPU (inputs that
+  // end before it build the plain table, as they always did).
+  std::vector<std::uint32_t> cluster;
+  const bool clustered = (in.u8() & 1u) != 0;
+  if (clustered)
+    for (std::size_t c = 0; c < n; ++c) cluster.push_back(in.u8() % alphabet);
   try {
-    const TableTopology t(core, llc, node, os);
+    const TableTopology t = clustered ? TableTopology::with_clusters(core, cluster, llc, node, os)
+                                      : TableTopology(core, llc, node, os);
     FUZZ_CHECK(t.cpu_count() == n);
+    // ClusterFactor: the cluster level's size where there is one, else the
+    // LLC's; never 0.
+    for (CpuId c = 0; c < t.cpu_count(); ++c) {
+      const std::uint32_t f = ClusterFactor::factor(t, c);
+      FUZZ_CHECK(f >= 1);
+      bool level = false;
+      for (std::uint32_t i = 0; i < t.level_count(c); ++i)
+        if (t.level_kind(c, i) == LevelKind::cluster) {
+          level = true;
+          FUZZ_CHECK(f == t.level_cpus(c, i).size());
+          FUZZ_CHECK(f == t.cluster_size(c));
+        }
+      if (!level) FUZZ_CHECK(f == t.llc_size(c));
+    }
     const auto v = testing::check_topology(t);
     if (!v.empty()) {
       std::fprintf(stderr, "%s: %s\n", v.front().rule.c_str(), v.front().detail.c_str());
