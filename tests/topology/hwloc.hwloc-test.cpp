@@ -79,6 +79,24 @@ TEST_CASE("hwloc NUMA nodes and several L3s per package are read", "[hwloc]") {
   conforms(snc);
 }
 
+TEST_CASE("an L2 shared by several cores is an hwloc cluster; a private one is not", "[hwloc][cluster]") {
+  // 1 package, one L3, two L2s each shared by 4 single-PU cores: clusters
+  // {0-3} and {4-7}, levels [cluster, llc] on every CPU.
+  const auto t = HwlocTopology::synthetic("pack:1 l3:1 l2:2 core:4 pu:1");
+  REQUIRE(t.cpu_count() == 8);
+  CHECK(t.has_clusters());
+  CHECK(kinds(t, 5) == std::vector<LevelKind>{LevelKind::cluster, LevelKind::llc});
+  CHECK(vec(t.level_cpus(5, 0)) == V{4, 5, 6, 7});
+  CHECK(vec(t.llc_cpus(5)) == V{0, 1, 2, 3, 4, 5, 6, 7});
+  conforms(t);
+  // A private L2 per SMT core: each core is its own cluster, no level.
+  const auto p = HwlocTopology::synthetic("pack:1 l3:1 l2:4 core:1 pu:2");
+  REQUIRE(p.cpu_count() == 8);
+  CHECK_FALSE(p.has_clusters());
+  CHECK(kinds(p, 3) == std::vector<LevelKind>{LevelKind::smt, LevelKind::llc});
+  conforms(p);
+}
+
 TEST_CASE("an hwloc machine without caches uses the package, then the machine", "[hwloc]") {
   const auto t = HwlocTopology::synthetic("core:4 pu:2");
   CHECK(t.llc_size(0) == 8);

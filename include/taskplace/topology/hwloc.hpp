@@ -33,7 +33,10 @@ namespace taskplace {
 //   core: the PU's Core ancestor (none: the PU alone);
 //   LLC:  the largest data or unified cache above the PU (none: its
 //         package, then the whole machine);
-//   node: the NUMA node whose cpuset holds the PU (none: one node).
+//   node: the NUMA node whose cpuset holds the PU (none: one node);
+//   cluster: the largest data or unified cache below the LLC, where one
+//         such cache holds more than one core (an L2 shared by four
+//         E-cores); else there are no clusters.
 // Invariant: built from a TableTopology, so I1-I8 hold.
 // The topology is a TableTopology (every Topology member, os_cpu and
 // from_os_cpu come from it); this class only knows how to read one.
@@ -93,8 +96,9 @@ class HwlocTopology : public TableTopology {
     std::sort(pus.begin(), pus.end(), [](hwloc_obj_t a, hwloc_obj_t b) { return a->os_index < b->os_index; });
 
     const int nnuma = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-    std::vector<std::uint32_t> core, llc, node;
+    std::vector<std::uint32_t> core, cluster, llc, node;
     std::vector<CpuId> os;
+    bool clusters = false;
     for (hwloc_obj_t pu : pus) {
       hwloc_obj_t c = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu);
       core.push_back(label_of(c ? c : pu));
@@ -107,6 +111,17 @@ class HwlocTopology : public TableTopology {
       if (!cache) cache = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pu);
       if (!cache) cache = hwloc_get_root_obj(topo);
       llc.push_back(label_of(cache));
+      // The cluster: the largest data cache strictly below the LLC; a
+      // private one (a core's own L2) makes every core its own cluster.
+      hwloc_obj_t mid = nullptr;
+      for (hwloc_obj_t a = pu->parent; a && a != cache; a = a->parent)
+        if (hwloc_obj_type_is_dcache(a->type)) mid = a;
+      if (mid && mid->cpuset && hwloc_get_nbobjs_inside_cpuset_by_type(topo, mid->cpuset, HWLOC_OBJ_CORE) > 1) {
+        clusters = true;
+        cluster.push_back(label_of(mid));
+      } else {
+        cluster.push_back(core.back());
+      }
 
       std::uint32_t n = 0;
       for (int i = 0; i < nnuma; ++i) {
@@ -120,6 +135,9 @@ class HwlocTopology : public TableTopology {
       os.push_back(static_cast<CpuId>(pu->os_index));
     }
     try {
+      if (clusters)
+        return TableTopology::with_clusters(std::move(core), std::move(cluster), std::move(llc), std::move(node),
+                                            std::move(os));
       return TableTopology(std::move(core), std::move(llc), std::move(node), std::move(os));
     } catch (const TopologyError& e) {
       throw TopologyError(std::string("hwloc (dense cpu numbers): ") + e.what());
