@@ -202,7 +202,9 @@ class Pool {
   };
 
   // Effects: starts cpu_count() workers. Throws std::invalid_argument if
-  // the topology has no CPU.
+  // the topology has no CPU; std::system_error if a worker's thread cannot
+  // be started (pthread_create: EAGAIN under a thread or memory limit),
+  // after stopping and joining the workers already started.
   explicit Pool(Topo topology, PoolOptions options = {})
       : topo_(std::move(topology)), opts_(options), placer_(topo_), n_(static_cast<CpuId>(topo_.cpu_count())) {
     if (n_ == 0) throw std::invalid_argument("taskplace_pool::Pool: the topology has no CPU");
@@ -213,7 +215,17 @@ class Pool {
       workers_.back()->cpu = c;
       workers_.back()->bstate = workers_.back()->balancer.make_state(c, now);
     }
-    for (CpuId c = 0; c < n_; ++c) workers_[c]->thread = std::thread([this, c] { run_worker(c); });
+    try {
+      for (CpuId c = 0; c < n_; ++c)
+        workers_[c]->thread = std::thread([this, c] { run_worker(c); });
+    } catch (...) {
+      // No destructor runs for a constructor that throws: the started
+      // workers (nothing queued, so quiescent at once) must be gone
+      // before the members they use, and no thread may be destroyed
+      // joinable (std::terminate).
+      stop_workers();
+      throw;
+    }
   }
   // Effects: a pool over a default-constructed topology (for SysfsTopology:
   // the running machine, one worker per CPU this process may use).
@@ -227,14 +239,33 @@ class Pool {
   // Effects: queues `t` on the least busy worker (kernel fork balance:
   // the idlest CPU, ties going to the spawning worker); the placer is not
   // asked, so every policy set starts from the same spread.
+  // Once shutdown() began, only the pool's own tasks may spawn (a task
+  // still running while the pool drains, e.g. fanning out or spawning the
+  // half of a pair it awaits): their children run before the workers stop.
   // Returns: the handle that yields the task's result.
-  // Throws: std::logic_error after shutdown.
+  // Throws: std::logic_error when called off the pool once shutdown()
+  // began (the task is destroyed, not run); std::bad_alloc.
   template <class T>
   JoinHandle<T> spawn(task<T> t) {
-    if (stopped_.load(std::memory_order_acquire))
-      throw std::logic_error("taskplace_pool::Pool::spawn after shutdown");
     auto st = std::make_shared<detail::JoinState<T>>();
     auto root = root_body(*this, std::move(t), st);
+    // Invariant (no task queued on a stopped pool): the task counts as
+    // pending before stopping_ is read, both seq_cst, against shutdown's
+    // store of stopping_ before the workers read runnable_ (quiescent):
+    // either this spawn sees stopping_ and backs out, or every worker's
+    // quiescence check sees the task and waits for it. A task of this
+    // pool spawning is itself counted (running), so the pool cannot have
+    // stopped under it.
+    runnable_.fetch_add(1, std::memory_order_seq_cst);
+    auto* ctx = detail::current_context();
+    if (!(ctx != nullptr && ctx->pool == this) && stopping_.load(std::memory_order_seq_cst)) {
+      runnable_.fetch_sub(1, std::memory_order_seq_cst);
+      // A worker may have found the count non-zero and parked: let it
+      // check again (the same handshake as enqueue's).
+      for (auto& w : workers_) unpark(*w, park_woken);
+      root.h.destroy();
+      throw std::logic_error("taskplace_pool::Pool::spawn after shutdown");
+    }
     record_type& r = root.h.promise().rec;
     r.ops = &ops_;
     r.pool = this;
@@ -248,7 +279,7 @@ class Pool {
       live_head_ = &r;
     }
     spawned_.fetch_add(1, std::memory_order_relaxed);
-    enqueue(idlest_worker(), &r);
+    push(idlest_worker(), &r);  // counted in runnable_ above
     return JoinHandle<T>{std::move(st)};
   }
 
@@ -259,18 +290,17 @@ class Pool {
     return spawn(std::move(t)).get();
   }
 
-  // Effects: lets every runnable task (and every sleeping one) run to
-  // completion, stops the workers, then destroys the tasks that still wait
-  // on something nobody can signal any more. Idempotent. Call it after
-  // threads off the pool stopped signalling the pool's tasks.
+  // Effects: refuses spawns from off the pool from here on, lets every
+  // runnable task (and every sleeping one) run to completion, along with
+  // the tasks they spawn meanwhile, stops the workers, then destroys the
+  // tasks that still wait on something nobody can signal any more (among
+  // them the ones sleeping forever, see sleep_for). Idempotent. Call it
+  // after threads off the pool stopped signalling the pool's tasks.
   // Returns: how many tasks completed and how many were abandoned.
   ShutdownReport shutdown() {
     std::lock_guard guard(shutdown_m_);
     if (!stopped_.exchange(true)) {
-      stopping_.store(true, std::memory_order_seq_cst);
-      for (auto& w : workers_) unpark(*w, park_woken);
-      for (auto& w : workers_)
-        if (w->thread.joinable()) w->thread.join();
+      stop_workers();
       std::vector<std::coroutine_handle<>> abandoned;
       {
         std::lock_guard lk(live_m_);
@@ -390,15 +420,13 @@ class Pool {
     Nanoseconds now_;
   };
 
-  // Records a finished task (called by its root frame, on its worker).
+  // Unlinks a finished task from the live list (called by its root frame,
+  // on its worker; root_body counted it completed when it published).
   void finished(record_type& r) noexcept {
-    {
-      std::lock_guard lk(live_m_);
-      if (r.live_prev) r.live_prev->live_next = r.live_next;
-      else live_head_ = r.live_next;
-      if (r.live_next) r.live_next->live_prev = r.live_prev;
-    }
-    completed_.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard lk(live_m_);
+    if (r.live_prev) r.live_prev->live_next = r.live_next;
+    else live_head_ = r.live_next;
+    if (r.live_next) r.live_next->live_prev = r.live_prev;
   }
 
  private:
@@ -442,32 +470,29 @@ class Pool {
   // destroyed, and this frame's last reference to an exception given away,
   // before the result is published: whoever reads the result then holds
   // the only references (and ThreadSanitizer sees every release ordered).
+  // Every move (or copy) of the value happens inside the try: a T whose
+  // move throws fails the task with that exception (counted in `failed`)
+  // instead of escaping the root frame (std::terminate). The task counts
+  // as completed before its result is published, so a caller that has the
+  // result sees it in stats().completed.
   template <class T>
   static detail::Root<Pool> root_body(Pool& pool, task<T> t, std::shared_ptr<detail::JoinState<T>> st) {
     std::exception_ptr err;
-    std::optional<detail::JoinResult<T>> out;
     {
       task<T> inner = std::move(t);
       try {
         if constexpr (std::is_void_v<T>) {
           co_await inner;
-          out.emplace();
         } else {
-          out.emplace();
-          out->set(co_await inner);
+          st->set_value(co_await inner);  // unpublished until finish()
         }
       } catch (...) {
         err = std::current_exception();
       }
     }
-    if (err) {
-      pool.failed_.fetch_add(1, std::memory_order_relaxed);
-      st->finish(std::move(err));
-    } else if constexpr (std::is_void_v<T>) {
-      st->finish(nullptr);
-    } else {
-      st->finish(nullptr, out->get());
-    }
+    if (err) pool.failed_.fetch_add(1, std::memory_order_relaxed);
+    pool.completed_.fetch_add(1, std::memory_order_relaxed);
+    st->finish(std::move(err));
   }
 
   static record_type* rec(detail::TaskControl* t) noexcept { return static_cast<record_type*>(t); }
@@ -490,10 +515,16 @@ class Pool {
     return best;
   }
 
-  // Effects: queues t on worker c and wakes c if it is parked.
+  // Effects: counts t as pending (runnable_), queues it on worker c and
+  // wakes c if it is parked.
   void enqueue(CpuId c, detail::TaskControl* t) {
-    Worker& w = *workers_[c];
     runnable_.fetch_add(1, std::memory_order_seq_cst);
+    push(c, t);
+  }
+  // Effects: enqueue without the count, for a task already counted in
+  // runnable_ (spawn counts before it checks for shutdown).
+  void push(CpuId c, detail::TaskControl* t) {
+    Worker& w = *workers_[c];
     {
       std::lock_guard lk(w.m);
       w.q.push_back(t);
@@ -536,13 +567,17 @@ class Pool {
   // Invariant (no lost wake-up): the enqueuer bumps `queued` then reads
   // `park`; the parking worker writes `park` then reads `queued`; both
   // seq_cst, so at least one of them sees the other.
+  // The wake-up is stamped (unparked_at) before the CAS that releases the
+  // worker, so that the worker, whose exchange of `park` reads the CAS,
+  // measures its wake-up latency from this stamp and not from an older
+  // one; a stamp written by an unparker that then loses the CAS is only
+  // a little early.
   void unpark(Worker& w, std::uint32_t why) {
+    if (w.park.load(std::memory_order_seq_cst) != park_parked) return;
+    w.unparked_at.store(clock_.now().count(), std::memory_order_relaxed);
     std::uint32_t expect = park_parked;
-    if (w.park.load(std::memory_order_seq_cst) == park_parked &&
-        w.park.compare_exchange_strong(expect, why, std::memory_order_seq_cst)) {
-      w.unparked_at.store(clock_.now().count(), std::memory_order_relaxed);
+    if (w.park.compare_exchange_strong(expect, why, std::memory_order_seq_cst))
       detail::futex_wake(w.park);
-    }
   }
 
   // Effects: the worker lost its CPU for `gap` at `now`: if longer than
@@ -608,10 +643,21 @@ class Pool {
     }
   }
 
+  // Effects: t sleeps on this worker until now + delay (a negative delay
+  // counts as zero). A deadline the clock cannot count (now + delay at or
+  // past Nanoseconds::max(): sleep_for saturates every duration from 2^62
+  // ns, 146 years, on to nanoseconds::max()) never comes: t queues no
+  // timer and waits like a task on an event nobody sets, so it does not
+  // hold shutdown() up; shutdown destroys it and counts it abandoned.
+  // A sleep whose deadline the clock can count is pending work, which
+  // shutdown waits for however long.
   void timer_task(detail::TaskControl* t, Nanoseconds delay) {
     auto* ctx = detail::current_context();
     Worker& w = *workers_[ctx != nullptr && ctx->pool == this ? ctx->cpu : 0];
-    const std::int64_t at = (clock_.now() + delay).count();
+    const Nanoseconds now = clock_.now();
+    delay = std::max(delay, Nanoseconds{0});
+    if (now >= Nanoseconds{0} && delay >= Nanoseconds::max() - now) return;  // forever
+    const std::int64_t at = (now + delay).count();  // < INT64_MAX, next_deadline's "none"
     timers_.fetch_add(1, std::memory_order_seq_cst);
     {
       std::lock_guard lk(w.m);
@@ -723,6 +769,16 @@ class Pool {
       return true;
     }
     return false;
+  }
+
+  // Effects: tells the workers to stop once the pool is quiescent (no
+  // runnable task, no pending timer), wakes the parked ones to see it,
+  // and joins every worker thread started.
+  void stop_workers() {
+    stopping_.store(true, std::memory_order_seq_cst);
+    for (auto& w : workers_) unpark(*w, park_woken);
+    for (auto& w : workers_)
+      if (w->thread.joinable()) w->thread.join();
   }
 
   bool quiescent() const noexcept {
@@ -856,10 +912,15 @@ class Pool {
     return pop_local(w);
   }
 
+  // Effects: wakes the first parked worker after self to steal (kernel
+  // nohz_balancer_kick), stamped like unpark()'s wake-ups: a kicked worker
+  // that measured its wake-up from an older stamp would count itself
+  // preempted, and the placer would then see it busy for preempted_for.
   void kick_one(Worker& self) {
     for (CpuId i = 1; i < n_; ++i) {
       Worker& o = *workers_[(self.cpu + i) % n_];
       if (o.park.load(std::memory_order_relaxed) == park_parked) {
+        o.unparked_at.store(clock_.now().count(), std::memory_order_relaxed);
         std::uint32_t expect = park_parked;
         if (o.park.compare_exchange_strong(expect, park_kicked, std::memory_order_seq_cst)) {
           detail::futex_wake(o.park);

@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <ratio>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -125,13 +126,15 @@ class Channel {
   recv_awaiter recv() noexcept { return recv_awaiter{*this}; }
 
   // Effects: non-blocking send. Returns: false if full; throws if closed.
+  // Exception safety: strong for the channel; if T's move throws, the
+  // receiver it was for stays queued (a later send or close() wakes it).
   bool try_send(T v) {
     std::unique_lock lk(m_);
     if (closed_) throw ChannelClosed{};
     if (!receivers_.empty()) {
       recv_awaiter* r = receivers_.front();
+      r->value.emplace(std::move(v));  // may throw: r not dequeued yet
       receivers_.pop_front();
-      r->value.emplace(std::move(v));
       const detail::Waiter w = r->waiter;
       lk.unlock();
       detail::wake(w.task, w.handle, hint_);
@@ -143,12 +146,11 @@ class Channel {
   }
 
   // Effects: non-blocking receive. Returns: a value, or nullopt if none.
+  // Exception safety: see take_locked.
   std::optional<T> try_recv() {
     std::unique_lock lk(m_);
     std::optional<T> out;
-    const detail::Waiter w = take_locked(out);
-    lk.unlock();
-    if (w.task) detail::wake(w.task, w.handle, hint_);
+    take_then_wake(lk, out);
     return out;
   }
 
@@ -192,8 +194,8 @@ class Channel {
       }
       if (!ch.receivers_.empty()) {
         recv_awaiter* r = ch.receivers_.front();
+        r->value.emplace(std::move(v));  // may throw (to the sender): r stays queued
         ch.receivers_.pop_front();
-        r->value.emplace(std::move(v));
         const detail::Waiter w = r->waiter;
         lk.unlock();
         detail::wake(w.task, w.handle, ch.hint_);
@@ -223,9 +225,7 @@ class Channel {
       auto* self = detail::current_task();
       std::unique_lock lk(ch.m_);
       if (!ch.buf_.empty() || !ch.senders_.empty() || ch.closed_) {
-        const detail::Waiter w = ch.take_locked(value);
-        lk.unlock();
-        if (w.task) detail::wake(w.task, w.handle, ch.hint_);
+        ch.take_then_wake(lk, value);  // may throw (to the receiver): see take_locked
         return false;
       }
       waiter = {self, h};
@@ -237,25 +237,45 @@ class Channel {
   };
 
  private:
-  // Takes the next value into `out` (if any); returns the sender to wake.
-  detail::Waiter take_locked(std::optional<T>& out) {
-    detail::Waiter w{};
+  // Effects: takes the next value into `out` (if any); sets `w` to the
+  // sender whose value it took or moved into the buffer, to be woken.
+  // Every move of a T comes before the waiter it serves is dequeued, so a
+  // throwing move loses no waiter. Exception safety: strong (nothing
+  // changed, every waiter still queued), except when a blocked sender's
+  // value went into the full buffer and moving the head out then threw:
+  // basic, the sender is served (`w` set, to be woken all the same) and
+  // the buffer holds one value over its capacity until the next receive
+  // (the head as its failed move left it); nothing was received.
+  void take_locked(std::optional<T>& out, detail::Waiter& w) {
     if (!buf_.empty()) {
-      out.emplace(std::move(buf_.front()));
-      buf_.pop_front();
-      if (!senders_.empty()) {
+      if (!senders_.empty()) {  // full: the first sender's value refills it
         send_awaiter* s = senders_.front();
+        buf_.push_back(std::move(s->v));  // may throw: nothing changed
         senders_.pop_front();
-        buf_.push_back(std::move(s->v));
         w = s->waiter;
       }
+      out.emplace(std::move(buf_.front()));  // may throw: `w` still to wake
+      buf_.pop_front();
     } else if (!senders_.empty()) {  // rendezvous
       send_awaiter* s = senders_.front();
+      out.emplace(std::move(s->v));  // may throw: nothing changed
       senders_.pop_front();
-      out.emplace(std::move(s->v));
       w = s->waiter;
     }
-    return w;
+  }
+  // Effects: take_locked under `lk`, then unlocks and wakes the sender it
+  // served, also when it threw (then rethrows).
+  void take_then_wake(std::unique_lock<std::mutex>& lk, std::optional<T>& out) {
+    detail::Waiter w{};
+    try {
+      take_locked(out, w);
+    } catch (...) {
+      lk.unlock();
+      if (w.task) detail::wake(w.task, w.handle, hint_);
+      throw;
+    }
+    lk.unlock();
+    if (w.task) detail::wake(w.task, w.handle, hint_);
   }
 
   mutable std::mutex m_;
@@ -286,21 +306,23 @@ struct JoinState {
   std::mutex m;
   std::condition_variable cv;  // for threads off the pool
   bool done = false;
+  bool taken = false;  // the result was moved out (take)
   JoinResult<T> result{};
   std::exception_ptr error{};
   Waiter waiter{};
 
-  // Effects: stores the value (or `e`), marks done, wakes the awaiter.
-  template <class... U>
-  void finish(std::exception_ptr e, U&&... v) {
+  // Effects: stores the task's value. By the task's root only, before
+  // finish(): nobody reads the slot before `done` is published under `m`.
+  // Throws what T's move (or copy) throws; nothing is published then.
+  template <class U>
+  void set_value(U&& v) { result.set(std::forward<U>(v)); }
+  // Effects: stores `e` if any (else the value set_value stored stands),
+  // marks done, wakes the awaiter.
+  void finish(std::exception_ptr e) {
     Waiter w{};
     {
       std::lock_guard lk(m);
-      if (e) {
-        error = std::move(e);
-      } else {
-        if constexpr (sizeof...(U) > 0) result.set(std::forward<U>(v)...);
-      }
+      if (e) error = std::move(e);
       done = true;
       w = std::exchange(waiter, Waiter{});
     }
@@ -309,8 +331,15 @@ struct JoinState {
     if (w.task) wake(w.task, w.handle, WakeHint::sync);
   }
   // Effects: moves the result (or the exception) out: the reader then holds
-  // the only reference to it. Call once, after `done` was seen under `m`.
+  // the only reference to it. Call after `done` was seen under `m`.
+  // Throws: std::logic_error if it was taken already (a second get() or
+  // co_await), else what the task threw.
   T take() {
+    {
+      std::lock_guard lk(m);
+      if (taken) throw std::logic_error("taskplace_pool::JoinHandle: the result was taken already");
+      taken = true;
+    }
     if (error) std::rethrow_exception(std::exchange(error, nullptr));
     return result.get();
   }
@@ -319,35 +348,51 @@ struct JoinState {
 
 // The handle spawn() returns. `co_await h` inside a task, or h.get() /
 // h.wait_for() on a thread off the pool, yields the task's value or
-// rethrows its exception. Dropping the handle detaches the task.
+// rethrows its exception, once. Dropping the handle detaches the task.
+// Move-only: the result is taken once and one task at a time may await
+// it (one waiter slot), so one owner joins.
+// Thread-safety: done / wait_for from any thread; get / co_await by the
+// owner, once; a second take throws std::logic_error.
 template <class T>
 class JoinHandle {
  public:
   JoinHandle() = default;
   explicit JoinHandle(std::shared_ptr<detail::JoinState<T>> s) : s_(std::move(s)) {}
+  JoinHandle(JoinHandle&&) noexcept = default;
+  JoinHandle& operator=(JoinHandle&&) noexcept = default;
+  JoinHandle(const JoinHandle&) = delete;
+  JoinHandle& operator=(const JoinHandle&) = delete;
+
+  // Returns: whether the handle refers to a task (not default-constructed
+  // or moved from).
+  bool valid() const noexcept { return static_cast<bool>(s_); }
 
   bool done() const {
-    std::lock_guard lk(s_->m);
-    return s_->done;
+    auto& s = state();
+    std::lock_guard lk(s.m);
+    return s.done;
   }
   // Effects: blocks this thread (not a worker) until the task finished, at
   // most `d`. Returns: whether it finished.
   template <class Rep, class Period>
   bool wait_for(std::chrono::duration<Rep, Period> d) const {
     check_off_pool();
-    std::unique_lock lk(s_->m);
-    return s_->cv.wait_for(lk, d, [&] { return s_->done; });
+    auto& s = state();
+    std::unique_lock lk(s.m);
+    return s.cv.wait_for(lk, d, [&] { return s.done; });
   }
   // Effects: blocks this thread until the task finished. Returns its value
   // or rethrows its exception. Throws std::logic_error on a worker thread
-  // (it would stall the worker the task may need).
+  // (it would stall the worker the task may need), on an empty handle, and
+  // when the result was taken already.
   T get() {
     check_off_pool();
+    auto& s = state();
     {
-      std::unique_lock lk(s_->m);
-      s_->cv.wait(lk, [&] { return s_->done; });
+      std::unique_lock lk(s.m);
+      s.cv.wait(lk, [&] { return s.done; });
     }
-    return s_->take();
+    return s.take();
   }
 
   struct awaiter {
@@ -360,29 +405,60 @@ class JoinHandle {
       auto* self = detail::current_task();
       std::lock_guard lk(s->m);
       if (s->done) return false;
+      if (s->waiter.task != nullptr)
+        throw std::logic_error("taskplace_pool::JoinHandle: awaited by two tasks at once");
       detail::about_to_block(self);
       s->waiter = {self, h};
       return true;
     }
     T await_resume() { return s->take(); }
   };
-  awaiter operator co_await() const noexcept { return awaiter{s_.get()}; }
+  // Throws: std::logic_error on an empty handle.
+  awaiter operator co_await() const { return awaiter{&state()}; }
 
  private:
   static void check_off_pool() {
     if (detail::current_context() != nullptr)
       throw std::logic_error("taskplace_pool::JoinHandle: blocking wait on a worker thread; co_await it");
   }
+  detail::JoinState<T>& state() const {
+    if (!s_) throw std::logic_error("taskplace_pool::JoinHandle: empty handle");
+    return *s_;
+  }
   std::shared_ptr<detail::JoinState<T>> s_;
 };
 
+namespace detail {
+// Returns: `d` in nanoseconds, saturated: zero for a negative (or NaN)
+// duration, Nanoseconds::max() for one at or past 2^62 ns (146 years)
+// (which a plain duration_cast would overflow, e.g. hours::max()).
+template <class Rep, class Period>
+Nanoseconds saturating_ns(std::chrono::duration<Rep, Period> d) {
+  using Wide = std::chrono::duration<long double, std::nano>;
+  const long double ns = std::chrono::duration_cast<Wide>(d).count();
+  if (!(ns > 0)) return Nanoseconds{0};
+  if (ns >= 0x1p62L) return Nanoseconds::max();
+  // duration_cast is exact and in range unless it multiplies and divides
+  // (a period such as 1/3 s, where its product could overflow).
+  using Factor = std::ratio_divide<Period, std::nano>;
+  constexpr bool exact = !std::chrono::treat_as_floating_point_v<Rep> &&
+                         (Factor::num == 1 || Factor::den == 1);
+  if constexpr (exact)
+    return std::chrono::duration_cast<Nanoseconds>(d);
+  else
+    return Nanoseconds{static_cast<Nanoseconds::rep>(ns)};
+}
+}  // namespace detail
+
 // Awaitable: the task sleeps for `d` (a timer on its worker; the wake-up
-// that ends it is placed like any other, with no waker task).
+// that ends it is placed like any other, with no waker task). A negative
+// duration is zero: no sleep. One at or past 2^62 ns (146 years;
+// nanoseconds::max(), hours::max()) is forever: the task waits until
+// shutdown(), which destroys it and counts it abandoned (Pool::timer_task).
 struct sleep_for {
   Nanoseconds d;
   template <class Rep, class Period>
-  explicit sleep_for(std::chrono::duration<Rep, Period> dur)
-      : d(std::chrono::duration_cast<Nanoseconds>(dur)) {}
+  explicit sleep_for(std::chrono::duration<Rep, Period> dur) : d(detail::saturating_ns(dur)) {}
   bool await_ready() const noexcept { return d <= Nanoseconds{0}; }
   void await_suspend(std::coroutine_handle<> h) const {
     auto* self = detail::current_task();
