@@ -339,7 +339,10 @@ class Pool {
     return s;
   }
   // Effects: zeroes the pool's counters and the placer's and balancer's
-  // stats (spawned / completed are kept: shutdown reports them).
+  // stats (spawned / completed are kept: shutdown reports them). Call it
+  // while no task runs (between phases of a benchmark): each counter has
+  // one writer, its worker, whose count in flight (read before the reset,
+  // stored after it) would survive the reset.
   void reset_stats() noexcept {
     for (auto& w : workers_) {
       for (auto* a : {&w->tasks_run, &w->migrations, &w->wakeups, &w->affine_wakeups,
