@@ -144,6 +144,38 @@ TEST_CASE("sleeper_credit bounds how far behind min_vruntime a woken sleeper is 
   CHECK(c.check_invariants().empty());
 }
 
+TEST_CASE("a wake-up made by a task's first steps after its pick preempts it past wakeup_granularity",
+          "[simulator][costs]") {
+  const UniformTopology one{1, 1, 1, 1};
+  // B waits at once (vruntime 0). A computes 5 ms and waits; C computes
+  // 6 ms and wakes A. Slices of 3 ms: A 0-3, C 3-6, A 6-8 (waits, vruntime
+  // 5 ms), C 8-11 (wakes A: lead 1 ms, no preemption; C ends). A is picked
+  // at 11 ms and its first step wakes B, placed at vruntime 0: A leads by
+  // 5 ms > 4 ms, so A is preempted there and then (it has not run), B runs
+  // 11-12 ms, A 12-22 ms. Without the preemption B would wait for A's
+  // slice to end and finish at 15 ms.
+  Workload w;
+  w.tasks.push_back(TaskSpec{.name = "B", .program = {Step::wait(), Step::compute(1ms), Step::end()}});
+  w.tasks.push_back(TaskSpec{
+      .name = "A", .program = {Step::compute(5ms), Step::wait(), Step::send(0, true), Step::compute(10ms), Step::end()}});
+  w.tasks.push_back(TaskSpec{.name = "C", .program = {Step::compute(6ms), Step::send(1, true), Step::end()}});
+  const Costs def = no_overheads();
+  REQUIRE(def.wakeup_granularity == 4ms);
+  M m{one, w, def};
+  const Report r = m.run_to_completion(1s);
+  CHECK(r.preemptions == 1);
+  CHECK(m.task(0).last_ran == 12ms);
+  CHECK(m.task(1).last_ran == 22ms);
+  CHECK(m.check_invariants().empty());
+  // With a granularity of 6 ms the 5 ms lead does not preempt.
+  Costs coarse = def;
+  coarse.wakeup_granularity = 6ms;
+  M n{one, w, coarse};
+  const Report rn = n.run_to_completion(1s);
+  CHECK(rn.preemptions == 0);
+  CHECK(n.task(0).last_ran == 15ms);
+}
+
 TEST_CASE("spurious_run is the CPU time a spuriously woken task burns before it sleeps again",
           "[simulator][costs]") {
   const UniformTopology one{1, 1, 1, 1};

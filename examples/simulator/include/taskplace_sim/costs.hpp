@@ -24,8 +24,9 @@ struct Costs {
   // sysctl_sched_base_slice (EEVDF, v6.6: 0.75 ms x (1 + log2 ncpu) on
   // big boxes, 3 ms on the 8+ CPU machines the seeds used).
   Nanoseconds base_slice = 3ms;
-  // A woken task preempts the running one when its vruntime is at least
-  // this much smaller. default 4ms; kernel: sysctl_sched_wakeup_granularity
+  // A woken task preempts the running one when its vruntime is more than
+  // this much smaller (also when the waker has just been picked: it
+  // leaves the CPU before running). default 4ms; kernel: sysctl_sched_wakeup_granularity
   // of CFS (v3.9-era wakeup_preempt_entity): 1 ms x (1 + log2 ncpu), ncpu
   // capped at 8 (SCHED_TUNABLESCALING_LOG), i.e. 4 ms on the 8+ CPU
   // machines of the seeds, scaled like base_slice above.
@@ -102,9 +103,10 @@ struct Costs {
   Nanoseconds newidle_lock_hold = 3us;
   // Cost per CPU looked at by a periodic balance (accounted, not charged).
   Nanoseconds periodic_per_cpu = 100ns;
-  // The kernel's yardstick, used by the pull's cache-hot test: a queued
-  // task that ran within this time is left where it is unless nothing
-  // else can be pulled. default 500us; kernel: sysctl_sched_migration_cost.
+  // The kernel's yardstick, used by the periodic pull's cache-hot test: a
+  // queued task that ran within this time is not pulled; a balance that
+  // finds only such tasks fails (see cache_nice_tries). The newidle pull
+  // ignores it. default 500us; kernel: sysctl_sched_migration_cost.
   Nanoseconds migration_cost = 500us;
   // A hot task is pulled anyway once more than this many periodic balances
   // of the level failed (found only cache-hot tasks): with 1, at the third

@@ -210,6 +210,7 @@ void Machine<T, W, B>::pick_next(CpuId c, bool allow_balance) {
     }
     const Nanoseconds penalty = cache_penalty(t, c);
     StepResult res = StepResult::compute;
+    k.need_resched = false;
     if (t.spurious) {
       t.spurious = false;
       begin_compute(t, costs_.spurious_run);
@@ -218,7 +219,17 @@ void Machine<T, W, B>::pick_next(CpuId c, bool allow_balance) {
       res = step(t, c);
       k.in_step = false;
     }
-    k.need_resched = false;  // the newly picked task keeps the CPU for now
+    if (res == StepResult::compute && k.need_resched) {
+      // Its first steps woke a task onto this CPU that leads it by more
+      // than the wake-up granularity: preempted at once, as a kernel task
+      // is when its wake-up sets need-resched. It has not run, so it pays
+      // no cache refill yet; the wakee is picked next.
+      k.need_resched = false;
+      ++r_.preemptions;
+      requeue(c);
+      continue;
+    }
+    k.need_resched = false;
     if (res == StepResult::compute) {
       t.remaining += penalty;
       t.work += penalty;
