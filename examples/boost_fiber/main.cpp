@@ -13,7 +13,6 @@
 
 int main() {
   using Group = taskplace_fiber::Group<taskplace::traits::Current>;
-  using Algo = taskplace_fiber::Algorithm<Group>;
   constexpr std::uint32_t workers = 4;
   Group group{workers};
 
@@ -23,7 +22,7 @@ int main() {
   std::vector<std::thread> threads;
   for (std::uint32_t w = 1; w < workers; ++w)
     threads.emplace_back([&, w] {
-      boost::fibers::use_scheduling_algorithm<Algo>(group, w);
+      taskplace_fiber::install(group, w);  // throws std::invalid_argument for a bad worker
       std::unique_lock lk(m);
       cv.wait(lk, [&] { return done; });  // serve fibers until the work is done
     });
@@ -32,7 +31,7 @@ int main() {
   // exits, and the group must outlive it (main's would outlive `group`).
   std::atomic<std::uint64_t> sum{0};
   std::thread lead([&] {
-    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{0});
+    taskplace_fiber::install(group, taskplace::CpuId{0});
     boost::fibers::buffered_channel<std::uint64_t> ch{64};
     std::vector<boost::fibers::fiber> consumers;
     for (int i = 0; i < 8; ++i)

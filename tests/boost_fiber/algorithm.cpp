@@ -8,8 +8,11 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -253,6 +256,259 @@ BOOST_AUTO_TEST_CASE(bad_registrations_are_refused) {
   BOOST_TEST(e2.find("already registered") != std::string::npos);
   BOOST_TEST(e3.find("all 2 workers") != std::string::npos);
   BOOST_TEST(group.registered() == 0u);
+}
+
+// --- An idle worker keeps stealing after its newidle gate closed ----------
+
+namespace slow_pull {
+// Worker 1's first newidle pull takes 20 ms (a thread preempted mid-pull):
+// level 0's cost jumps far above any avg_idle an idle_poll-long idle period
+// can give, so the newidle entry gate stays closed for good.
+std::atomic<bool> armed{false};
+struct Topology : taskplace::TableTopology {
+  using taskplace::TableTopology::TableTopology;
+  cpu_range level_cpus(taskplace::CpuId c, std::uint32_t i) const {
+    if (c == 1 && armed.exchange(false)) std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    return taskplace::TableTopology::level_cpus(c, i);
+  }
+};
+static_assert(taskplace::Topology<Topology>);
+using Group = taskplace_fiber::Group<taskplace::traits::AlwaysAffine, Topology>;
+}  // namespace slow_pull
+
+BOOST_AUTO_TEST_CASE(an_idle_worker_steals_after_its_newidle_gate_closed) {
+  slow_pull::armed = true;
+  slow_pull::Group group{slow_pull::Topology({0, 1}, {0, 0}, {0, 0})};
+  bool injected = false;
+  std::int64_t waited_ms = -1;
+  run_pool(group, [&] {
+    // Worker 1 made its first newidle balance (the slow one) on start.
+    for (int i = 0; i < 1000 && slow_pull::armed.load(); ++i) boost::this_fiber::sleep_for(std::chrono::milliseconds{1});
+    injected = !slow_pull::armed.load();
+    boost::this_fiber::sleep_for(std::chrono::milliseconds{20});
+    group.reset_stats();
+    // AlwaysAffine queues both fibers here; `spin` holds worker 0 for up to
+    // a second, so `quick` runs early only if worker 1 steals one of them.
+    const auto t0 = std::chrono::steady_clock::now();
+    std::atomic<bool> quick_ran{false};
+    boost::fibers::fiber spin([&] {
+      while (!quick_ran.load() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds{1}) {
+      }
+    });
+    boost::fibers::fiber quick([&] {
+      waited_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+      quick_ran = true;
+    });
+    spin.join();
+    quick.join();
+  });
+  BOOST_TEST(injected);
+  // With its newidle gate closed, worker 1 still stole within a few
+  // idle_polls (the periodic balance), and decayed the level costs.
+  BOOST_TEST(group.stats().steals >= 1u);
+  BOOST_TEST(waited_ms < 500);
+  BOOST_TEST(group.balancer().stats().get(taskplace::BalanceCounter::decays) > 0u);
+}
+
+// --- install() reports a bad worker as an exception ----------------------
+
+BOOST_AUTO_TEST_CASE(install_reports_a_bad_or_taken_worker_as_an_exception) {
+  CurrentGroup group{2};
+  std::string out_of_range, taken;
+  taskplace::CpuId first = taskplace::no_cpu, second = taskplace::no_cpu;
+  std::atomic<bool> installed{false}, checked{false};
+  std::thread a([&] {
+    try {
+      taskplace_fiber::install(group, taskplace::CpuId{7});
+    } catch (const std::invalid_argument& e) {
+      out_of_range = e.what();
+    }
+    first = taskplace_fiber::install(group, taskplace::CpuId{0});
+    installed = true;
+    while (!checked.load()) boost::this_fiber::yield();
+  });
+  std::thread b([&] {
+    while (!installed.load()) std::this_thread::yield();
+    try {
+      taskplace_fiber::install(group, taskplace::CpuId{0});
+    } catch (const std::invalid_argument& e) {
+      taken = e.what();
+    }
+    second = taskplace_fiber::install(group);  // the first free one: 1
+    boost::fibers::fiber f([] {});
+    f.join();
+    checked = true;
+  });
+  a.join();
+  b.join();
+  BOOST_TEST(out_of_range.find("out of range") != std::string::npos);
+  BOOST_TEST(taken.find("already registered") != std::string::npos);
+  BOOST_TEST(first == 0u);
+  BOOST_TEST(second == 1u);
+  BOOST_TEST(group.registered() == 0u);
+}
+
+// --- The waking CPU of a cross-thread wake-up by a main context ----------
+
+namespace remote_hint {
+std::mutex m;
+std::map<taskplace::CpuId, int> waking;  // waking CPU -> wake-ups of `consumer` through the dispatcher
+std::atomic<taskplace::TaskKey> consumer{taskplace::no_task};
+struct Hook {
+  void operator()(const taskplace::WakeEvent& e) const {
+    if (e.wakee != consumer.load() || e.waker != taskplace::no_task) return;
+    std::lock_guard lk(m);
+    ++waking[e.waking_cpu];
+  }
+};
+struct Traits : taskplace::traits::PrevCpu {
+  using Hook = remote_hint::Hook;
+};
+using Group = taskplace_fiber::Group<Traits>;
+}  // namespace remote_hint
+
+BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_main_context_names_the_wakers_worker) {
+  using Algo = taskplace_fiber::Algorithm<remote_hint::Group>;
+  remote_hint::Group group{2};
+  boost::fibers::unbuffered_channel<int> ch;
+  std::atomic<bool> started{false}, done{false};
+  int got = 0;
+  // The consumer is a fiber of worker 1; the producer is worker 0's main
+  // context, which has no last worker of its own.
+  std::thread t1([&] {
+    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{1});
+    boost::fibers::fiber c([&] {
+      remote_hint::consumer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active());
+      started = true;
+      int v = 0;
+      while (ch.pop(v) == boost::fibers::channel_op_status::success) ++got;
+    });
+    c.join();
+    done = true;
+  });
+  std::thread t0([&] {
+    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{0});
+    while (!started.load()) boost::this_fiber::yield();
+    for (int i = 0; i < 500; ++i) ch.push(i);
+    ch.close();
+    while (!done.load()) boost::this_fiber::yield();
+  });
+  t0.join();
+  t1.join();
+  BOOST_TEST(got == 500);
+  std::lock_guard lk(remote_hint::m);
+  // Every wake-up of the consumer from the other thread came from worker 0.
+  BOOST_TEST(remote_hint::waking[0] > 0);
+  BOOST_TEST(remote_hint::waking[1] == 0);
+}
+
+// --- A yield is not a wake-up --------------------------------------------
+
+namespace yields {
+std::mutex m;
+std::set<taskplace::TaskKey> watched;  // guarded by m
+std::atomic<bool> watching{false};
+std::atomic<std::uint64_t> placed{0};  // placements that name a watched fiber
+std::map<std::pair<taskplace::TaskKey, taskplace::TaskKey>, int> pairs;  // (waker, wakee) -> n, guarded by m
+struct Hook {
+  void operator()(const taskplace::WakeEvent& e) const {
+    if (!watching.load()) return;
+    std::lock_guard lk(m);
+    if (watched.count(e.waker) + watched.count(e.wakee) != 0) ++placed;
+    ++pairs[{e.waker, e.wakee}];
+  }
+};
+struct Traits : taskplace::traits::Current {
+  using Hook = yields::Hook;
+};
+using Group = taskplace_fiber::Group<Traits>;
+void reset() {
+  std::lock_guard lk(m);
+  watched.clear();
+  pairs.clear();
+  placed = 0;
+  watching = false;
+}
+}  // namespace yields
+
+BOOST_AUTO_TEST_CASE(yielding_fibers_are_not_placed_as_wake_ups) {
+  yields::reset();
+  yields::Group group{2};
+  std::vector<taskplace::TaskKey> keys(3);
+  std::atomic<int> started{0};
+  run_pool(group, [&] {
+    std::vector<boost::fibers::fiber> fs;
+    for (int i = 0; i < 3; ++i)
+      fs.emplace_back([&, i] {
+        {
+          std::lock_guard lk(yields::m);
+          yields::watched.insert(reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active()));
+        }
+        if (started.fetch_add(1) + 1 == 3) yields::watching = true;
+        while (started.load() < 3) boost::this_fiber::yield();
+        for (int k = 0; k < 2000; ++k) boost::this_fiber::yield();  // no fiber wakes another
+      });
+    for (auto& f : fs) f.join();
+  });
+  yields::watching = false;
+  // Thousands of yields, none placed: no flips, no idle search for them.
+  BOOST_TEST(yields::placed.load() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_wake_up_by_the_next_fiber_after_a_block_is_still_placed) {
+  // One worker, a ping-pong over unbuffered channels: each reply wakes the
+  // pinger right after it blocked, from the fiber that ran next -- the
+  // shape of a yield, but a wake-up, and placed as one.
+  yields::reset();
+  yields::Group group{1};
+  constexpr int rounds = 500;
+  taskplace::TaskKey pinger = taskplace::no_task, echoer = taskplace::no_task;
+  run_pool(group, [&] {
+    boost::fibers::unbuffered_channel<int> ab, ba;
+    boost::fibers::fiber echo([&] {
+      echoer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active());
+      int v = 0;
+      while (ab.pop(v) == boost::fibers::channel_op_status::success) ba.push(v + 1);
+      ba.close();
+    });
+    boost::fibers::fiber ping([&] {
+      pinger = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active());
+      yields::watching = true;
+      for (int i = 0; i < rounds; ++i) {
+        ab.push(i);
+        int r = -1;
+        if (ba.pop(r) != boost::fibers::channel_op_status::success || r != i + 1) throw std::runtime_error("lost");
+      }
+      ab.close();
+    });
+    ping.join();
+    echo.join();
+  });
+  yields::watching = false;
+  std::lock_guard lk(yields::m);
+  // The pinger blocks in each round and only the echo releases it.
+  const int replies = yields::pairs[std::make_pair(echoer, pinger)];
+  BOOST_TEST(replies >= rounds);
+}
+
+// --- idle_poll = max means "never": no overflow, no busy poll -------------
+
+BOOST_AUTO_TEST_CASE(an_idle_poll_of_max_lets_an_idle_worker_sleep) {
+  CurrentGroup group{2};
+  group.idle_poll = taskplace::Nanoseconds::max();
+  double cpu_ms = -1;
+  std::thread idle([&] {
+    boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<CurrentGroup>>(group, taskplace::CpuId{1});
+    timespec a{}, b{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    // Nothing to run: the dispatcher sleeps until the timer, 200 ms away.
+    boost::this_fiber::sleep_for(std::chrono::milliseconds{200});
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    cpu_ms = double(b.tv_sec - a.tv_sec) * 1e3 + double(b.tv_nsec - a.tv_nsec) / 1e6;
+  });
+  idle.join();
+  BOOST_TEST(cpu_ms >= 0.0);
+  BOOST_TEST(cpu_ms < 50.0);  // a busy poll burns about 200 ms
 }
 
 BOOST_AUTO_TEST_SUITE_END()

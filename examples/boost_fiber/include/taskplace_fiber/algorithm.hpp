@@ -3,15 +3,17 @@
 // runs dry pull work through IdleBalancer.
 //
 // Kernel analogue: select_task_rq_fair() on every wake-up, newidle_balance()
-// when a runqueue empties, for a pool of threads each running fibers (one
-// thread = one worker = one CPU id of the topology). Follows the kernel of
+// when a runqueue empties, the nohz idle balance while it stays empty, for
+// a pool of threads each running fibers (one thread = one worker = one CPU
+// id of the topology). Follows the kernel of
 // v6.x through taskplace::traits::Current; traits::AlwaysAffine gives the
 // 2.6.23 sync wake-ups of seed 001 for comparison.
 //
 //   taskplace_fiber::Group<> group{4};  // 4 workers, one LLC
-//   boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<>>(group);  // in each thread
+//   taskplace_fiber::install(group);     // in each thread: claims a worker, installs Algorithm
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <concepts>
@@ -28,10 +30,12 @@
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/properties.hpp>
+#include <boost/fiber/scheduler.hpp>
 #include <boost/fiber/type.hpp>
 
 #include "taskplace/clock.hpp"
 #include "taskplace/concepts.hpp"
+#include "taskplace/detail/math.hpp"
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/sysfs.hpp"
@@ -62,6 +66,19 @@ inline taskplace::TableTopology flat_topology(std::uint32_t workers) {
   for (std::uint32_t i = 0; i < workers; ++i) cores[i] = i;
   return taskplace::TableTopology(std::move(cores), same, same);
 }
+
+// The calling thread's worker, set by Algorithm's constructor and cleared by
+// its destructor (kernel: smp_processor_id() of the waker). notify() runs on
+// the waking thread, so it reads here who wakes; `woke` says that the
+// context running now woke a fiber since it was resumed (what tells a
+// yield from a wait, see Algorithm::pick_next).
+struct ThisWorker {
+  const void* group = nullptr;  // the Group, as an address
+  CpuId worker = taskplace::no_cpu;
+  const void* algorithm = nullptr;  // the Algorithm that set it
+  bool woke = false;
+};
+inline thread_local ThisWorker this_worker{};
 }  // namespace detail
 
 // The group's own counters, a snapshot.
@@ -90,7 +107,9 @@ class Group {
   using balancer_type = taskplace::IdleBalancer<T, detail::SharedBalanceTraits<BalanceTraits>>;
   using task_state = typename placer_type::task_state;
 
-  // How long an idle worker sleeps at most before it balances again.
+  // How long an idle worker sleeps at most before it looks at the other
+  // workers' queues again (ungated, see Algorithm::pick_next);
+  // Nanoseconds::max() = never (it then looks only when woken).
   Nanoseconds idle_poll{std::chrono::milliseconds{1}};  // default 1ms; kernel: the nohz idle-balance kick
   // A worker lets at most this many fibers run before its dispatcher (which
   // collects fibers woken from other threads and expired timers) runs.
@@ -238,16 +257,22 @@ class Group {
     }
     if (wake) s.cv.notify_one();
   }
+  // Effects: spins for idle_spin, then blocks until `until`, a wake-up of
+  //   c, or idle_poll from now, whichever comes first. A deadline past the
+  //   clock's range (idle_poll or idle_spin of Nanoseconds::max(): never)
+  //   saturates instead of wrapping into the past.
   void sleep(CpuId c, std::chrono::steady_clock::time_point until) noexcept {
     Slot& s = slots_[c];
     if (idle_spin.count() > 0) {
-      const Nanoseconds spin_until = clock_.now() + idle_spin;
+      const Nanoseconds spin_until = taskplace::detail::saturating_add(clock_.now(), idle_spin);
       while (!s.pending.load(std::memory_order_acquire) && clock_.now() < spin_until) {
       }
     }
-    const auto poll = std::chrono::steady_clock::now() +
-                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(idle_poll);
-    if (poll < until) until = poll;
+    // Compare before adding: now + idle_poll overflows for large idle_poll.
+    using steady = std::chrono::steady_clock;
+    const auto now = steady::now();
+    const auto poll = std::chrono::duration_cast<steady::duration>(std::max(idle_poll, Nanoseconds{0}));
+    if (until > now && poll < until - now) until = now + poll;
     std::unique_lock lk(s.m);
     if (!s.flag && s.q.empty()) {
       s.sleeping = true;
@@ -276,7 +301,9 @@ struct Properties : boost::fibers::fiber_properties {
 };
 
 // One worker's scheduling algorithm; install it in each thread of the pool
-// with boost::fibers::use_scheduling_algorithm<Algorithm<G>>(group).
+// with install(group) (below), or with
+// boost::fibers::use_scheduling_algorithm<Algorithm<G>>(group), which is
+// noexcept: a bad or taken worker then ends the program (std::terminate).
 // Boost.Fiber's interface is virtual: these overrides are the only virtual
 // functions of taskplace_fiber.
 // Invariant: pinned contexts (main, dispatcher) never leave this thread;
@@ -293,15 +320,21 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
 
   // Effects: registers this thread as the group's first free worker.
   // Throws: std::invalid_argument when every worker is taken.
-  explicit Algorithm(G& group) : g_(&group), id_(group.claim_next()) {}
+  explicit Algorithm(G& group) : g_(&group), id_(group.claim_next()) { enter(); }
   // Effects: registers this thread as worker `worker`.
   // Throws: std::invalid_argument when worker is out of range or taken.
-  Algorithm(G& group, CpuId worker) : g_(&group), id_(worker) { group.claim(worker); }
+  Algorithm(G& group, CpuId worker) : g_(&group), id_(worker) {
+    group.claim(worker);
+    enter();
+  }
   Algorithm(const Algorithm&) = delete;
   Algorithm& operator=(const Algorithm&) = delete;
   // Effects: unregisters the worker; fibers still queued on it stay
   // stealable by the other workers.
-  ~Algorithm() override { g_->release(id_); }
+  ~Algorithm() override {
+    if (detail::this_worker.algorithm == this) detail::this_worker = {};
+    g_->release(id_);
+  }
 
   CpuId worker() const noexcept { return id_; }
 
@@ -311,23 +344,39 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // that thread's worker as recorded by notify(); prev: where the fiber
   // last ran), detached and
   // queued on the chosen worker, whose thread is woken if it sleeps.
+  // A yield (see pick_next) is not a wake-up: the yielder goes back to the
+  // end of this worker's queue without a placement (kernel: sched_yield()
+  // never goes through select_task_rq()).
   // Complexity: one placement plus one queue lock.
   void awakened(context* ctx, properties_type& props) noexcept override {
-    if (ctx->is_context(type::pinned_context)) {
-      if (ctx->is_context(type::dispatcher_context)) {
-        dispatcher_ = ctx;
-      } else {
-        pinned_.push_back(ctx);
-      }
+    context* active = context::active();
+    const bool yielded = yielder_ != nullptr && ctx == yielder_ && active == yield_to_;
+    yielder_ = nullptr;  // whatever this is, the next context has started
+    if (yielded && ctx->is_context(type::pinned_context)) {
+      pinned_.push_back(ctx);
       return;
     }
-    context* active = context::active();
+    if (yielded) {
+      ctx->detach();
+      g_->push(id_, ctx);
+      return;
+    }
+    if (ctx->is_context(type::dispatcher_context)) {
+      dispatcher_ = ctx;  // it resumed another context: not a wake-up
+      return;
+    }
+    if (active != nullptr && active != ctx) detail::this_worker.woke = true;
+    if (ctx->is_context(type::pinned_context)) {
+      pinned_.push_back(ctx);
+      return;
+    }
     typename G::task_state* waker = nullptr;
     taskplace::TaskKey waker_key = taskplace::no_task;
     CpuId waking = id_;
     if (active == nullptr || active->is_context(type::dispatcher_context)) {
       // Woken from another thread (or by a timer): the waking CPU is the
-      // remote waker's worker when notify() recorded it.
+      // remote waker's worker when notify() recorded it (any context of a
+      // thread of this group, main and dispatcher included).
       const CpuId hint = g_->slots_[id_].remote_waker.exchange(taskplace::no_cpu, std::memory_order_relaxed);
       if (hint < g_->worker_count()) waking = hint;
     } else if (active != ctx) {
@@ -352,38 +401,24 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // worker's queue (the dispatcher at least every dispatch_every fibers),
   // then what the IdleBalancer pulls from the other workers; nullptr to let
   // the dispatcher sleep.
+  // A yield: Boost.Fiber's yield calls pick_next() and resumes the context
+  // it returns, which then calls awakened() for the yielder before anything
+  // else. The caller is taken for a yielder when it is not the dispatcher,
+  // waits on nothing (no wait queue, no timer) and woke no fiber since it
+  // was resumed; its awakened() is then a yield only when it is the
+  // first call after this one and comes from the context returned here.
   context* pick_next() noexcept override {
-    G& g = *g_;
-    auto& slot = g.slots_[id_];
-    if (!pinned_.empty()) {
-      context* ctx = pinned_.front();
-      pinned_.pop_front();
-      return run(ctx, false);
+    context* const caller = context::active();
+    const bool may_yield = caller != nullptr && !caller->is_context(type::dispatcher_context) &&
+                           !caller->wait_is_linked() && !caller->sleep_is_linked() && !detail::this_worker.woke;
+    yielder_ = nullptr;
+    context* next = choose_next();
+    if (may_yield && next != nullptr && next != caller) {
+      yielder_ = caller;
+      yield_to_ = next;
     }
-    if (dispatcher_ != nullptr && since_dispatch_ >= g.dispatch_every) return run_dispatcher();
-    if (context* ctx = g.pop(id_)) return run(ctx, true);
-    if (dispatcher_ != nullptr) return run_dispatcher();
-    // Nothing here: newidle balance over the levels, nearest first.
-    context* got = nullptr;
-    g.balancer_.balance(
-        id_, *slot.idle,
-        [&](std::uint32_t, taskplace::LevelKind, const auto& cpus) {
-          for (auto c : cpus) {
-            const auto victim = static_cast<CpuId>(c);
-            if (victim == id_ || g.slots_[victim].queued.load(std::memory_order_relaxed) == 0) continue;
-            g.steal_attempts_.fetch_add(1, std::memory_order_relaxed);
-            if ((got = g.pop(victim)) != nullptr) {
-              g.steals_.fetch_add(1, std::memory_order_relaxed);
-              return true;
-            }
-          }
-          return false;
-        },
-        g.clock_);
-    if (got != nullptr) return run(got, true);
-    slot.busy.store(false, std::memory_order_relaxed);
-    idle_ = true;
-    return nullptr;
+    detail::this_worker.woke = false;  // `next` starts with a clean slate
+    return next;
   }
 
   bool has_ready_fibers() const noexcept override {
@@ -398,18 +433,96 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   }
 
   // Effects: wakes this worker's thread (a fiber of it was woken from
-  // another thread). Runs on the waking thread: records the waker's worker
-  // as the hint awakened() uses for the waking CPU.
+  // another thread). Runs on the waking thread: when that thread is a worker
+  // of the same group, records its worker as the hint awakened() uses for
+  // the waking CPU, whichever of its contexts (fiber, main, dispatcher)
+  // made the wake-up.
   void notify() noexcept override {
-    if (context* active = context::active()) {
-      if (auto* p = dynamic_cast<properties_type*>(base::get_properties(active)))
-        if (p->last_worker < g_->worker_count())
-          g_->slots_[id_].remote_waker.store(p->last_worker, std::memory_order_relaxed);
+    detail::ThisWorker& waker = detail::this_worker;
+    if (waker.algorithm != this) {  // not this thread's own shutdown notify
+      waker.woke = true;
+      if (waker.group == static_cast<const void*>(g_) && waker.worker < g_->worker_count())
+        g_->slots_[id_].remote_waker.store(waker.worker, std::memory_order_relaxed);
     }
     g_->notify(id_);
   }
 
  private:
+  // Effects: makes this algorithm the calling thread's worker for notify().
+  void enter() noexcept {
+    detail::this_worker = {.group = g_, .worker = id_, .algorithm = this, .woke = false};
+  }
+
+  // The body of pick_next().
+  context* choose_next() noexcept {
+    G& g = *g_;
+    auto& slot = g.slots_[id_];
+    if (!pinned_.empty()) {
+      context* ctx = pinned_.front();
+      pinned_.pop_front();
+      return run(ctx, false);
+    }
+    if (dispatcher_ != nullptr && since_dispatch_ >= g.dispatch_every) return run_dispatcher();
+    if (context* ctx = g.pop(id_)) return run(ctx, true);
+    if (dispatcher_ != nullptr) return run_dispatcher();
+    if (idle_) {
+      // Still idle (idle_poll expired, or a wake-up left nothing here): the
+      // nohz idle balance, run for the idle CPU by the kernel's periodic
+      // balance (rebalance_domains()), which neither the avg_idle gate nor
+      // the newidle cost budget restrict. So: decay the level costs as
+      // that tick does, look at every other worker, nearest first, and keep
+      // the idle stamp the newidle balance set when this idle period began
+      // (a balance now would restamp it, and avg_idle would never see an
+      // idle period longer than idle_poll, keeping a closed gate closed).
+      g.balancer_.tick(*slot.idle, g.clock_.now());
+      if (context* got = steal_any()) return run(got, true);
+      slot.busy.store(false, std::memory_order_relaxed);
+      return nullptr;
+    }
+    // Nothing here: newidle balance over the levels, nearest first.
+    context* got = nullptr;
+    g.balancer_.balance(
+        id_, *slot.idle,
+        [&](std::uint32_t, taskplace::LevelKind, const auto& cpus) { return (got = steal_from(cpus)) != nullptr; },
+        g.clock_);
+    if (got != nullptr) return run(got, true);
+    slot.busy.store(false, std::memory_order_relaxed);
+    idle_ = true;
+    return nullptr;
+  }
+
+  // Returns: the oldest fiber queued on worker `victim` (not this one), or
+  // nullptr.
+  context* steal(CpuId victim) noexcept {
+    G& g = *g_;
+    if (victim == id_ || victim >= g.worker_count() || g.slots_[victim].queued.load(std::memory_order_relaxed) == 0)
+      return nullptr;
+    g.steal_attempts_.fetch_add(1, std::memory_order_relaxed);
+    context* got = g.pop(victim);
+    if (got != nullptr) g.steals_.fetch_add(1, std::memory_order_relaxed);
+    return got;
+  }
+  // Returns: the oldest fiber of the first worker of `cpus` with one queued,
+  // or nullptr.
+  template <class Cpus>
+  context* steal_from(const Cpus& cpus) noexcept {
+    for (auto c : cpus)
+      if (context* got = steal(static_cast<CpuId>(c))) return got;
+    return nullptr;
+  }
+  // Returns: a fiber stolen from another worker, the levels of the topology
+  // nearest first, then any worker (a topology's levels need not span the
+  // group); nullptr when every other queue is empty.
+  context* steal_any() noexcept {
+    const auto& t = g_->topo_;
+    const auto levels = static_cast<std::uint32_t>(t.level_count(id_));
+    for (std::uint32_t i = 0; i < levels; ++i)
+      if (context* got = steal_from(t.level_cpus(id_, i))) return got;
+    for (CpuId victim = 0; victim < g_->worker_count(); ++victim)
+      if (context* got = steal(victim)) return got;
+    return nullptr;
+  }
+
   context* run_dispatcher() noexcept {
     context* ctx = dispatcher_;
     dispatcher_ = nullptr;
@@ -439,8 +552,39 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   std::deque<context*> pinned_;  // main context and other pinned ones, this thread only
   context* dispatcher_ = nullptr;
   std::uint32_t since_dispatch_ = 0;
-  bool idle_ = false;
+  bool idle_ = false;  // pick_next found nothing and no fiber ran since
+  // A possible yield (pick_next): the caller that may be yielding and the
+  // context pick_next returned to it; null outside that window.
+  context* yielder_ = nullptr;
+  context* yield_to_ = nullptr;
 };
+
+// Effects: makes the calling thread worker `worker` of `group`: claims the
+//   worker, then installs Algorithm<G> as the thread's Boost.Fiber
+//   scheduling algorithm. Unlike use_scheduling_algorithm (noexcept, so a
+//   throwing constructor calls std::terminate), reports a bad worker to the
+//   caller, with nothing installed and nothing claimed.
+// Returns: the worker.
+// Throws: std::invalid_argument when `worker` is out of range or taken;
+//   std::bad_alloc.
+template <class G>
+CpuId install(G& group, CpuId worker) {
+  auto algo = std::make_unique<Algorithm<G>>(group, worker);
+  boost::fibers::context::active()->get_scheduler()->set_algo(
+      boost::fibers::algo::algorithm::ptr_t{algo.release()});
+  return worker;
+}
+// Effects: as install(group, worker) for the group's first free worker.
+// Returns: the worker claimed.
+// Throws: std::invalid_argument when every worker is taken; std::bad_alloc.
+template <class G>
+CpuId install(G& group) {
+  auto algo = std::make_unique<Algorithm<G>>(group);
+  const CpuId worker = algo->worker();
+  boost::fibers::context::active()->get_scheduler()->set_algo(
+      boost::fibers::algo::algorithm::ptr_t{algo.release()});
+  return worker;
+}
 
 static_assert(taskplace::MachineState<Group<>>);
 
