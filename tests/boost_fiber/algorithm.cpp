@@ -304,10 +304,13 @@ BOOST_AUTO_TEST_CASE(an_idle_worker_steals_after_its_newidle_gate_closed) {
   });
   BOOST_TEST(injected);
   // With its newidle gate closed, worker 1 still stole within a few
-  // idle_polls (the periodic balance), and decayed the level costs.
+  // idle_polls (the periodic balance, which ticks the balancer). Whether
+  // the steal came from a poll or from a newidle balance whose gate the
+  // full-length idle periods reopened depends on how long worker 1 idled,
+  // so the path is not checked; before, it never stole and `quick` waited
+  // the whole second.
   BOOST_TEST(group.stats().steals >= 1u);
   BOOST_TEST(waited_ms < 500);
-  BOOST_TEST(group.balancer().stats().get(taskplace::BalanceCounter::decays) > 0u);
 }
 
 // --- install() reports a bad worker as an exception ----------------------
