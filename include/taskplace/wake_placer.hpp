@@ -194,7 +194,7 @@ class WakePlacer {
       p.cpu = p.target = waking;
       p.affine = AffineReason::current_cpu;
       p.reason = WakeReason::current_cpu;
-      stats_.add(WakeCounter::current_cpu);
+      count_reason(p.reason);
       emit(w, waking, prev, p);
       return p;
     }
@@ -308,6 +308,7 @@ class WakePlacer {
       case WakeReason::idle_scan: stats_.add(WakeCounter::idle_scan); break;
       case WakeReason::hot_fallback: stats_.add(WakeCounter::hot_fallback); break;
       case WakeReason::target_busy: stats_.add(WakeCounter::target_busy); break;
+      case WakeReason::current_cpu: stats_.add(WakeCounter::current_cpu); break;
       default: break;
     }
   }
