@@ -262,7 +262,7 @@ class Pool {
       runnable_.fetch_sub(1, std::memory_order_seq_cst);
       // A worker may have found the count non-zero and parked: let it
       // check again (the same handshake as enqueue's).
-      for (auto& w : workers_) unpark(*w, park_woken);
+      unpark_all();
       root.h.destroy();
       throw std::logic_error("taskplace_pool::Pool::spawn after shutdown");
     }
@@ -575,12 +575,15 @@ class Pool {
   // measures its wake-up latency from this stamp and not from an older
   // one; a stamp written by an unparker that then loses the CAS is only
   // a little early.
-  void unpark(Worker& w, std::uint32_t why) {
-    if (w.park.load(std::memory_order_seq_cst) != park_parked) return;
+  // Returns: whether this call woke w (it was parked and no one else woke
+  // it first).
+  bool unpark(Worker& w, std::uint32_t why) {
+    if (w.park.load(std::memory_order_seq_cst) != park_parked) return false;
     w.unparked_at.store(clock_.now().count(), std::memory_order_relaxed);
     std::uint32_t expect = park_parked;
-    if (w.park.compare_exchange_strong(expect, why, std::memory_order_seq_cst))
-      detail::futex_wake(w.park);
+    if (!w.park.compare_exchange_strong(expect, why, std::memory_order_seq_cst)) return false;
+    detail::futex_wake(w.park);
+    return true;
   }
 
   // Effects: the worker lost its CPU for `gap` at `now`: if longer than
@@ -779,7 +782,7 @@ class Pool {
   // and joins every worker thread started.
   void stop_workers() {
     stopping_.store(true, std::memory_order_seq_cst);
-    for (auto& w : workers_) unpark(*w, park_woken);
+    unpark_all();
     for (auto& w : workers_)
       if (w->thread.joinable()) w->thread.join();
   }
@@ -884,7 +887,7 @@ class Pool {
     }
     if (quiescent()) {
       exit_.store(true, std::memory_order_release);
-      for (auto& o : workers_) unpark(*o, park_woken);
+      unpark_all();
       return nullptr;
     }
     w.park.store(park_parked, std::memory_order_seq_cst);
@@ -915,22 +918,19 @@ class Pool {
     return pop_local(w);
   }
 
+  // Effects: wakes every parked worker, to look at the pool's state again
+  // (shutdown, a spawn backing out of it, quiescence found).
+  void unpark_all() {
+    for (auto& w : workers_) unpark(*w, park_woken);
+  }
+
   // Effects: wakes the first parked worker after self to steal (kernel
-  // nohz_balancer_kick), stamped like unpark()'s wake-ups: a kicked worker
-  // that measured its wake-up from an older stamp would count itself
-  // preempted, and the placer would then see it busy for preempted_for.
+  // nohz_balancer_kick), through unpark(), which stamps the wake-up: a
+  // kicked worker that measured its wake-up from an older stamp would
+  // count itself preempted, and the placer would then see it busy.
   void kick_one(Worker& self) {
-    for (CpuId i = 1; i < n_; ++i) {
-      Worker& o = *workers_[(self.cpu + i) % n_];
-      if (o.park.load(std::memory_order_relaxed) == park_parked) {
-        o.unparked_at.store(clock_.now().count(), std::memory_order_relaxed);
-        std::uint32_t expect = park_parked;
-        if (o.park.compare_exchange_strong(expect, park_kicked, std::memory_order_seq_cst)) {
-          detail::futex_wake(o.park);
-          return;
-        }
-      }
-    }
+    for (CpuId i = 1; i < n_; ++i)
+      if (unpark(*workers_[(self.cpu + i) % n_], park_kicked)) return;
   }
 
   static void op_wake(void* p, detail::TaskControl* t, WakeHint h) {
