@@ -74,16 +74,13 @@ inline TableTopology table_from_string(std::string_view text) {
 namespace detail {
 // A label for c's cluster: the lowest CPU of its cluster level if it has
 // one, else the lowest CPU of its core (a core is its own cluster). Equal
-// labels, same cluster; `any` is set when some CPU has a cluster level.
+// labels, same cluster.
 template <Topology T>
-std::uint32_t cluster_label(const T& t, CpuId c, bool& any) {
+std::uint32_t cluster_label(const T& t, CpuId c) {
   const auto levels = static_cast<std::uint32_t>(t.level_count(c));
   for (std::uint32_t i = 0; i < levels; ++i) {
     const LevelKind k = t.level_kind(c, i);
-    if (k == LevelKind::cluster) {
-      any = true;
-      return static_cast<std::uint32_t>(*std::ranges::begin(t.level_cpus(c, i)));
-    }
+    if (k == LevelKind::cluster) return static_cast<std::uint32_t>(*std::ranges::begin(t.level_cpus(c, i)));
     if (k > LevelKind::cluster) break;
   }
   return static_cast<std::uint32_t>(*std::ranges::begin(t.core_cpus(c)));
@@ -97,16 +94,13 @@ template <Topology T>
 TableTopology to_table(const T& t) {
   const auto n = static_cast<std::uint32_t>(t.cpu_count());
   std::vector<std::uint32_t> core(n), cluster(n), llc(n), node(n);
-  bool clusters = false;
   for (CpuId c = 0; c < n; ++c) {
     core[c] = static_cast<std::uint32_t>(t.core_of(c));
-    cluster[c] = detail::cluster_label(t, c, clusters);
+    cluster[c] = detail::cluster_label(t, c);
     llc[c] = static_cast<std::uint32_t>(t.llc_of(c));
     node[c] = static_cast<std::uint32_t>(t.node_of(c));
   }
-  if (clusters)
-    return TableTopology::with_clusters(std::move(core), std::move(cluster), std::move(llc), std::move(node));
-  return TableTopology(std::move(core), std::move(llc), std::move(node));
+  return TableTopology::with_clusters(std::move(core), std::move(cluster), std::move(llc), std::move(node));
 }
 
 // Returns: the topology of the CPUs `keep` of t (dense ids of t, any
@@ -119,20 +113,17 @@ TableTopology restrict_to(const T& t, std::vector<CpuId> keep) {
   std::sort(keep.begin(), keep.end());
   keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
   std::vector<std::uint32_t> core, cluster, llc, node;
-  bool clusters = false;
   for (CpuId c : keep) {
     if (c >= t.cpu_count())
       throw TopologyError("restrict_to: cpu " + std::to_string(c) + " >= cpu_count() " +
                           std::to_string(t.cpu_count()));
     core.push_back(static_cast<std::uint32_t>(t.core_of(c)));
-    cluster.push_back(detail::cluster_label(t, c, clusters));
+    cluster.push_back(detail::cluster_label(t, c));
     llc.push_back(static_cast<std::uint32_t>(t.llc_of(c)));
     node.push_back(static_cast<std::uint32_t>(t.node_of(c)));
   }
-  if (clusters)
-    return TableTopology::with_clusters(std::move(core), std::move(cluster), std::move(llc), std::move(node),
-                                        std::move(keep));
-  return TableTopology(std::move(core), std::move(llc), std::move(node), std::move(keep));
+  return TableTopology::with_clusters(std::move(core), std::move(cluster), std::move(llc), std::move(node),
+                                      std::move(keep));
 }
 
 }  // namespace taskplace::testing

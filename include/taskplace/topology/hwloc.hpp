@@ -98,7 +98,6 @@ class HwlocTopology : public TableTopology {
     const int nnuma = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
     std::vector<std::uint32_t> core, cluster, llc, node;
     std::vector<CpuId> os;
-    bool clusters = false;
     for (hwloc_obj_t pu : pus) {
       hwloc_obj_t c = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu);
       core.push_back(label_of(c ? c : pu));
@@ -111,17 +110,13 @@ class HwlocTopology : public TableTopology {
       if (!cache) cache = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pu);
       if (!cache) cache = hwloc_get_root_obj(topo);
       llc.push_back(label_of(cache));
-      // The cluster: the largest data cache strictly below the LLC; a
-      // private one (a core's own L2) makes every core its own cluster.
+      // The cluster: the largest data cache strictly below the LLC, else
+      // the core; a private one (a core's own L2) makes every core its own
+      // cluster, which is no cluster (TableTopology::has_clusters).
       hwloc_obj_t mid = nullptr;
       for (hwloc_obj_t a = pu->parent; a && a != cache; a = a->parent)
         if (hwloc_obj_type_is_dcache(a->type)) mid = a;
-      if (mid && mid->cpuset && hwloc_get_nbobjs_inside_cpuset_by_type(topo, mid->cpuset, HWLOC_OBJ_CORE) > 1) {
-        clusters = true;
-        cluster.push_back(label_of(mid));
-      } else {
-        cluster.push_back(core.back());
-      }
+      cluster.push_back(mid ? label_of(mid) : core.back());
 
       std::uint32_t n = 0;
       for (int i = 0; i < nnuma; ++i) {
@@ -135,10 +130,8 @@ class HwlocTopology : public TableTopology {
       os.push_back(static_cast<CpuId>(pu->os_index));
     }
     try {
-      if (clusters)
-        return TableTopology::with_clusters(std::move(core), std::move(cluster), std::move(llc), std::move(node),
-                                            std::move(os));
-      return TableTopology(std::move(core), std::move(llc), std::move(node), std::move(os));
+      return TableTopology::with_clusters(std::move(core), std::move(cluster), std::move(llc), std::move(node),
+                                          std::move(os));
     } catch (const TopologyError& e) {
       throw TopologyError(std::string("hwloc (dense cpu numbers): ") + e.what());
     }

@@ -168,19 +168,13 @@ class SysfsTopology : public TableTopology {
     }
 
     std::vector<std::uint32_t> core, cluster, llc, node;
-    bool any_cluster = false;
     for (CpuId os : cpus) {
       const fs::path dir = cpu_dir / ("cpu" + std::to_string(os));
       core.push_back(label(first_existing(dir / "topology", {"core_cpus_list", "thread_siblings_list"}), os));
       // No file (before v5.16): the CPU's cluster is its core, labelled as
-      // the core is. A kernel writes the file for every CPU or for none.
+      // the core is (clusters that are the cores are no clusters).
       const fs::path cluster_file = dir / "topology" / "cluster_cpus_list";
-      if (fs::exists(cluster_file)) {
-        cluster.push_back(label(cluster_file, os));
-        any_cluster = true;
-      } else {
-        cluster.push_back(core.back());
-      }
+      cluster.push_back(fs::exists(cluster_file) ? label(cluster_file, os) : core.back());
       llc.push_back(llc_label(dir, os));
       if (node_of_os.empty()) {
         node.push_back(0);
@@ -193,10 +187,8 @@ class SysfsTopology : public TableTopology {
       }
     }
     try {
-      if (any_cluster)
-        return TableTopology::with_clusters(std::move(core), std::move(cluster), std::move(llc),
-                                            std::move(node), cpus);
-      return TableTopology(std::move(core), std::move(llc), std::move(node), cpus);
+      return TableTopology::with_clusters(std::move(core), std::move(cluster), std::move(llc), std::move(node),
+                                          cpus);
     } catch (const TopologyError& e) {
       throw TopologyError("sysfs " + root.string() + " (dense cpu numbers): " + e.what());
     }

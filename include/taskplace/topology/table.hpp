@@ -114,9 +114,11 @@ class TableTopology {
   }
 
   // --- clusters (not part of Topology) ------------------------------------
-  // The cores sharing c's mid-level cache; without cluster ids, c's core.
-  // Whether they form a level: see with_clusters().
+  // The cores sharing c's mid-level cache; without cluster ids, or with
+  // ids that group no two cores, c's core. Whether they form a level: see
+  // with_clusters().
   // Complexity: O(1) each. Thread-safety: const members, safe to share.
+  // Returns (has_clusters): whether some cluster holds two or more cores.
   bool has_clusters() const noexcept { return has_clusters_; }
   std::uint32_t cluster_of(CpuId c) const TASKPLACE_NOEXCEPT { return id(cluster_kind(), c); }
   std::uint32_t cluster_size(CpuId c) const TASKPLACE_NOEXCEPT { return size(cluster_kind(), c); }
@@ -187,15 +189,18 @@ class TableTopology {
     check_llc_node_nesting();
     if (cluster_ids) {
       build_group(groups_[cluster], *cluster_ids);
-      has_clusters_ = true;
       check_core_nesting(cluster, "a core lies in one cluster", "cluster");
       check_cluster_llc_nesting();
+      // Every core in one cluster: fewer clusters than cores means one
+      // holds two or more; as many, and the clusters are the cores.
+      has_clusters_ = groups_[cluster].count() < groups_[core].count();
     }
     build_os_map(std::move(os_cpus));
     build_levels();
   }
 
-  // Without cluster ids the cluster table is the core table.
+  // Without clusters of two or more cores the cluster table is the core
+  // table.
   Kind cluster_kind() const noexcept { return has_clusters_ ? cluster : core; }
 
   std::uint32_t id(Kind k, CpuId c) const TASKPLACE_NOEXCEPT {
