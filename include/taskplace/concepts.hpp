@@ -276,6 +276,15 @@ concept SleepReservationVariant = requires(Nanoseconds a, Nanoseconds b, Nanosec
 };
 
 // ---------------------------------------------------------------------------
+// TaskHotRule: which moves the cache-hot test of a balance applies to.
+//   R1 R::smt_exempt -> bool   true: a move between SMT siblings is never
+//                              hot (they share every cache level)
+template <class R>
+concept TaskHotRule = requires {
+  { R::smt_exempt } -> std::convertible_to<bool>;
+};
+
+// ---------------------------------------------------------------------------
 // MachineState: what the composed WakePlacer needs to know about the machine
 // right now. The embedder implements it over its own per-worker data; every
 // member takes a dense CpuId and must be cheap (it is read on every wake-up).

@@ -75,6 +75,14 @@ struct OwnerOnly;       // record the owner: only it may use the CPU
 template <SleepReservationVariant Variant = sis_cache::V2, class Ownership = AnyTaskMayTake>
 class CacheHotReservation;
 
+// --- TaskHot (kernel task_hot, can_migrate_task's cache test) ------------
+namespace task_hot {
+struct Classic;        // CFS to v5.9: SMT moves are tested too
+struct SmtExempt2020;  // v5.10+: never hot between SMT siblings  [default]
+}  // namespace task_hot
+template <TaskHotRule Rule = task_hot::SmtExempt2020>
+class TaskHot;
+
 // --- The composed decisions ------------------------------------------------
 struct DefaultWakeTraits;     // today's kernel select_task_rq_fair for wake-ups
 template <Topology T, class Traits = DefaultWakeTraits>

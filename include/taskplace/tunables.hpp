@@ -8,6 +8,7 @@
 //   taskplace::FlipCounter<> f{.period = taskplace::tunables::flip_decay_period};
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 
@@ -44,5 +45,16 @@ inline constexpr std::uint32_t smt_imbalance_pct = 110;
 // llc_size * (1 - (1.17*u)^2), zero at u = 1/1.17, about 85%.
 // kernel: SIS_UTIL (v5.20), sd_llc_shared->nr_idle_scan.
 inline constexpr std::uint32_t sis_util_scale_pct = 117;
+
+// Periodic balances in a row that must fail at a level before it moves a
+// cache-hot task, indexed by LevelKind {smt, cluster, llc, node, machine}.
+// default {0, 1, 1, 1, 2}; kernel: sd->cache_nice_tries from sd_init()
+// (v3.16): 0 for SMT, 1 for cache-sharing and package levels, 2 for NUMA
+// (the machine level exists only above a node).
+inline constexpr std::array<std::uint32_t, 5> cache_nice_tries = {0, 1, 1, 1, 2};
+
+// The task a CPU will run next (its wake-up buddy) is cache hot for a
+// balance whose destination has tasks. default on; kernel: CACHE_HOT_BUDDY.
+inline constexpr bool cache_hot_buddy = true;
 
 }  // namespace taskplace::tunables

@@ -1,5 +1,6 @@
 // Compile-time checks for the newidle and cache-hot concepts and their
-// shipped models (taskplace/policy/{newidle_cost_tracker,cache_hot_reservation}.hpp).
+// shipped models (taskplace/policy/{newidle_cost_tracker,cache_hot_reservation,
+// newidle_success_rate,task_hot}.hpp).
 // This file compiling is the test.
 #include <chrono>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include "taskplace/policy/cache_hot_reservation.hpp"
 #include "taskplace/policy/newidle_cost_tracker.hpp"
 #include "taskplace/policy/newidle_success_rate.hpp"
+#include "taskplace/policy/task_hot.hpp"
 
 namespace taskplace_static_idle {
 
@@ -199,5 +201,21 @@ struct NoRecord {  // never learns from an outcome
 static_assert(!NewidleAttemptPolicy<BoolRoll>);
 static_assert(!NewidleAttemptPolicy<NoRecord>);
 static_assert(!NewidleAttemptPolicy<int>);
+
+// --- TaskHotRule ----------------------------------------------------------------
+static_assert(TaskHotRule<task_hot::Classic> && TaskHotRule<task_hot::SmtExempt2020>);
+static_assert(!task_hot::Classic::smt_exempt && task_hot::SmtExempt2020::smt_exempt);
+struct NoSmtFlag {};  // says nothing about SMT
+static_assert(!TaskHotRule<NoSmtFlag>);
+static_assert(!TaskHotRule<int>);
+static_assert(std::is_same_v<TaskHot<>::rule, task_hot::SmtExempt2020>);  // fwd.hpp default
+// The verdict is usable at compile time: a task that ran 100 us ago is hot
+// for an LLC move (500 us migration cost), not for an SMT one since v5.10.
+static_assert(TaskHot<>{}.is_hot({.kind = LevelKind::llc, .last_ran = 0ns}, 100us));
+static_assert(!TaskHot<>{}.is_hot({.kind = LevelKind::smt, .last_ran = 0ns}, 100us));
+static_assert(TaskHot<task_hot::Classic>{}.is_hot({.kind = LevelKind::smt, .last_ran = 0ns}, 100us));
+// sd_init()'s cache_nice_tries: SMT 0, cluster/LLC/package 1, NUMA 2.
+static_assert(TaskHot<>{}.tries(LevelKind::smt) == 0 && TaskHot<>{}.tries(LevelKind::llc) == 1 &&
+              TaskHot<>{}.tries(LevelKind::machine) == 2);
 
 }  // namespace taskplace_static_idle
