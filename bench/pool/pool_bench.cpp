@@ -47,11 +47,17 @@ namespace {
 using Run = std::function<workloads::Result(const std::string& workload, const workloads::Sizes&)>;
 
 template <class Traits>
-Run pool_runner(const std::string& name) {
-  return [name](const std::string& w, const workloads::Sizes& s) {
-    taskplace_pool::SystemPool<Traits> pool;
+Run pool_runner(const std::string& name, taskplace_pool::PoolOptions options = {}) {
+  return [name, options](const std::string& w, const workloads::Sizes& s) {
+    taskplace_pool::SystemPool<Traits> pool{options};
     return workloads::pool::run(pool, w, s, name, std::chrono::seconds{120});
   };
+}
+
+taskplace_pool::PoolOptions hot_steals() {
+  taskplace_pool::PoolOptions o;
+  o.cache_hot_steals = true;
+  return o;
 }
 
 constexpr std::uint64_t no_count = std::numeric_limits<std::uint64_t>::max();
@@ -174,6 +180,9 @@ int main(int argc, char** argv) {
       {"PrevCpu", pool_runner<taskplace::traits::PrevCpu>("PrevCpu")},
       {"Wang2013", pool_runner<taskplace::traits::Wang2013>("Wang2013")},
       {"CacheHot", pool_runner<taskplace::traits::CacheHot<>>("CacheHot")},
+      // Current with the kernel's cache-hot test on every steal
+      // (PoolOptions::cache_hot_steals, taskplace::TaskHot).
+      {"Current hot-steals", pool_runner<taskplace::traits::Current>("Current hot-steals", hot_steals())},
       // Not a policy set: Current with pipe's channels passing the hand-off
       // hint (WakeHint::handoff), which only the embedder can give; pipe
       // only, and outside the configurations Current is compared with.

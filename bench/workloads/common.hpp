@@ -69,7 +69,7 @@ struct Result {
   std::uint64_t migrations = 0;
   double affine_pct = -1;  // share of wake-ups placed on the waking worker; -1: n/a
   std::int64_t steal_attempts = -1;  // -1: the runtime does not say
-  std::int64_t skips = -1;           // balance attempts the cost gates skipped
+  std::int64_t skips = -1;           // balance attempts the cost gates skipped, plus tasks a steal left as cache hot
 };
 
 inline double percentile_us(std::vector<std::int64_t>& v, double q) {

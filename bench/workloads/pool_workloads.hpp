@@ -210,7 +210,7 @@ Result run(Pool& p, const std::string& workload, const Sizes& s, const std::stri
   r.steal_attempts = static_cast<std::int64_t>(st.steal_attempts);
   const auto& b = p.balancer_stats();
   r.skips = static_cast<std::int64_t>(b.get(taskplace::BalanceCounter::entry_gate_skips) +
-                                      b.get(taskplace::BalanceCounter::budget_stops));
+                                      b.get(taskplace::BalanceCounter::budget_stops) + st.hot_skips);
   return r;
 }
 

@@ -95,6 +95,10 @@ TEMPLATE_LIST_TEST_CASE("a stamp after now reads as ran just now, extreme stamps
   // The difference does not fit in 64 bits: no overflow, a very old task.
   CHECK_FALSE(hot.is_hot(llc_move(Nanoseconds::min()), Nanoseconds::max()));
   CHECK(hot.is_hot(llc_move(Nanoseconds::max()), Nanoseconds::min()));
+  // The stamp of a task that never ran (an embedder's "none": the clock's
+  // minimum) reads as cold at any time.
+  CHECK_FALSE(hot.is_hot(llc_move(Nanoseconds::min()), 0ns));
+  CHECK_FALSE(hot.is_hot(llc_move(Nanoseconds::min()), 1ms));
 }
 
 TEST_CASE("cache_nice_tries follows sd_init: SMT 0, cluster LLC package 1, NUMA 2", "[task_hot]") {

@@ -55,6 +55,11 @@ struct TaskControl {
   std::coroutine_handle<> resume{};  // innermost suspended coroutine
   std::coroutine_handle<> root{};    // the spawned frame (destroyed if abandoned)
   CpuId last_cpu = no_cpu;           // kernel task_cpu(p); no_cpu before first run
+  // When it last ran (kernel se.exec_start): the start of its last run,
+  // moved to the moment it blocks or yields when the pool tests steals for
+  // cache hotness; never ran: the clock's minimum (cold). Written by the
+  // worker running the task, read by a thief under the victim's queue lock.
+  Nanoseconds last_ran = Nanoseconds::min();
   std::uint64_t id = 0;
   TaskControl* live_prev = nullptr;  // the pool's list of live tasks
   TaskControl* live_next = nullptr;

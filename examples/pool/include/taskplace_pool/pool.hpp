@@ -42,6 +42,7 @@
 
 #include "taskplace/clock.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/sysfs.hpp"
 #include "taskplace/wake_placer.hpp"
@@ -89,6 +90,14 @@ struct PoolOptions {
   // makes one so and cleared at a tick that finds none. false: every
   // newly idle worker balances (Overload::unknown).
   bool overload_gate = true;
+  // default false; kernel: task_hot() in can_migrate_task(). A steal
+  // leaves a task that ran within task_hot.migration_cost on its worker
+  // until that level's periodic balances (a tick's kick) have found only
+  // such tasks more than cache_nice_tries times in a row; newidle steals
+  // never count (taskplace::TaskHot). Off: a steal takes the victim's
+  // newest queued task, hot or not.
+  bool cache_hot_steals = false;
+  taskplace::TaskHot<> task_hot{};
 };
 
 // Counters summed over the workers; each is a relaxed atomic.
@@ -99,6 +108,7 @@ struct PoolStats {
   std::uint64_t affine_wakeups = 0;  // ... onto the waking worker itself
   std::uint64_t steal_attempts = 0;  // victims probed by balance pulls
   std::uint64_t steals = 0;          // tasks stolen
+  std::uint64_t hot_skips = 0;       // queued tasks a steal left as cache hot (cache_hot_steals)
   std::uint64_t parks = 0;           // futex sleeps
   std::uint64_t kicks = 0;           // parked workers woken by a tick to steal
   std::uint64_t spawned = 0;
@@ -329,6 +339,7 @@ class Pool {
       s.affine_wakeups += w->affine_wakeups.load(std::memory_order_relaxed);
       s.steal_attempts += w->steal_attempts.load(std::memory_order_relaxed);
       s.steals += w->steals.load(std::memory_order_relaxed);
+      s.hot_skips += w->hot_skips.load(std::memory_order_relaxed);
       s.parks += w->parks.load(std::memory_order_relaxed);
       s.kicks += w->kicks.load(std::memory_order_relaxed);
     }
@@ -346,7 +357,7 @@ class Pool {
   void reset_stats() noexcept {
     for (auto& w : workers_) {
       for (auto* a : {&w->tasks_run, &w->migrations, &w->wakeups, &w->affine_wakeups,
-                      &w->steal_attempts, &w->steals, &w->parks, &w->kicks})
+                      &w->steal_attempts, &w->steals, &w->hot_skips, &w->parks, &w->kicks})
         a->store(0, std::memory_order_relaxed);
     }
     external_wakeups_.store(0, std::memory_order_relaxed);
@@ -456,13 +467,14 @@ class Pool {
     placer_type placer;      // places the wake-ups this worker's tasks make
     balancer_type balancer;  // this worker's newidle balance
     typename balancer_type::state bstate{};  // the worker thread's only
+    taskplace::TaskHot<>::state hot{};       // failed balances per level, the worker thread's only
     // The worker's clock (kernel rq_clock): read once per scheduling round,
     // used by the placements and sleeps of the task it runs. Owner only.
     Nanoseconds now{0};
     CpuId cpu = 0;
     std::thread thread;
     std::atomic<std::uint64_t> tasks_run{0}, migrations{0}, wakeups{0}, affine_wakeups{0},
-        steal_attempts{0}, steals{0}, parks{0}, kicks{0};
+        steal_attempts{0}, steals{0}, hot_skips{0}, parks{0}, kicks{0};
     // Tasks it holds, running plus queued (kernel nr_running); a snapshot.
     std::uint32_t nr_running() const noexcept {
       return running.load(std::memory_order_relaxed) + queued.load(std::memory_order_relaxed);
@@ -637,6 +649,7 @@ class Pool {
   }
 
   void block_task(detail::TaskControl* t) {
+    stamp_end_of_run(t);
     if constexpr (placer_type::reserving) {
       auto* ctx = detail::current_context();
       if (ctx == nullptr || ctx->pool != this) return;
@@ -644,9 +657,16 @@ class Pool {
       std::lock_guard lk(w.res_m);
       w.placer.task_sleeps(rec(t)->placement, key(t), w.res,
                           w.queued.load(std::memory_order_relaxed) == 0, w.now);
-    } else {
-      (void)t;
     }
+  }
+
+  // Effects: the running task t stops running now (it blocks or yields):
+  // with cache_hot_steals, its last_ran moves from the start of its run to
+  // now (kernel: update_curr() keeps se.exec_start current while a task
+  // runs), so a long run is not mistaken for an old one. Without it the
+  // start of the run stands, and no clock is read.
+  void stamp_end_of_run(detail::TaskControl* t) const noexcept {
+    if (opts_.cache_hot_steals) t->last_ran = clock_.now();
   }
 
   // Effects: t sleeps on this worker until now + delay (a negative delay
@@ -661,6 +681,7 @@ class Pool {
     auto* ctx = detail::current_context();
     Worker& w = *workers_[ctx != nullptr && ctx->pool == this ? ctx->cpu : 0];
     const Nanoseconds now = clock_.now();
+    if (opts_.cache_hot_steals) t->last_ran = now;
     delay = std::max(delay, Nanoseconds{0});
     if (now >= Nanoseconds{0} && delay >= Nanoseconds::max() - now) return;  // forever
     const std::int64_t at = (now + delay).count();  // < INT64_MAX, next_deadline's "none"
@@ -674,6 +695,7 @@ class Pool {
   }
 
   void yield_task(detail::TaskControl* t) {
+    stamp_end_of_run(t);
     auto* ctx = detail::current_context();
     enqueue(ctx != nullptr && ctx->pool == this ? ctx->cpu : idlest_worker(), t);
   }
@@ -746,10 +768,19 @@ class Pool {
     note_queued(w);
   }
 
-  // Effects: moves one queued task from a worker of `cpus` to `self`, taken
-  // from the victim's tail (the task that would wait longest there).
+  // Effects: one balance at `level` (of kind `kind`): moves one queued
+  // task from a worker of `cpus` to `self`, taken from the victim's tail
+  // (the task that would wait longest there). With cache_hot_steals, the
+  // first from the tail that TaskHot lets go (kernel detach_tasks(): at
+  // most nr_migrate = 32 looked at), and the level's failure count
+  // records how the balance ended.
+  // Returns: whether a task moved.
   template <class Cpus>
-  bool steal_from(Worker& self, const Cpus& cpus) {
+  bool steal_from(Worker& self, const Cpus& cpus, std::uint32_t level, taskplace::LevelKind kind,
+                  taskplace::BalanceKind why) {
+    const bool hot_test = opts_.cache_hot_steals;
+    const Nanoseconds now = hot_test ? clock_.now() : Nanoseconds{0};
+    bool refused = false;  // a victim had tasks to spare, all of them hot
     for (auto x : cpus) {
       const auto c = static_cast<CpuId>(x);
       if (c == self.cpu) continue;
@@ -762,8 +793,16 @@ class Pool {
       {
         std::lock_guard lk(v.m);
         if (v.q.empty() || v.q.size() + v.running.load(std::memory_order_relaxed) < 2) continue;
-        t = v.q.back();
-        v.q.pop_back();
+        if (hot_test)
+          t = take_cold(v, self, level, kind, now);
+        else {
+          t = v.q.back();
+          v.q.pop_back();
+        }
+        if (t == nullptr) {
+          refused = true;
+          continue;
+        }
         v.queued.fetch_sub(1, std::memory_order_relaxed);
       }
       {
@@ -772,9 +811,34 @@ class Pool {
         self.queued.fetch_add(1, std::memory_order_seq_cst);
       }
       bump(self.steals);
+      if (hot_test) opts_.task_hot.record(self.hot, level, why, taskplace::PullOutcome::moved);
       return true;
     }
+    if (hot_test)
+      opts_.task_hot.record(self.hot, level, why,
+                            refused ? taskplace::PullOutcome::refused : taskplace::PullOutcome::balanced);
     return false;
+  }
+
+  // Returns: the newest queued task of `v` (among its 32 newest) that
+  //   TaskHot lets `self` take across `level`, removed from v's queue; or
+  //   null, each hot task looked at counted in self.hot_skips.
+  // Precondition: v.m held.
+  detail::TaskControl* take_cold(Worker& v, Worker& self, std::uint32_t level, taskplace::LevelKind kind,
+                                 Nanoseconds now) {
+    constexpr std::size_t nr_migrate = 32;  // kernel sysctl_sched_nr_migrate
+    std::size_t looked = 0;
+    for (auto it = v.q.end(); it != v.q.begin() && looked < nr_migrate; ++looked) {
+      --it;
+      const taskplace::Move m{.kind = kind, .last_ran = (*it)->last_ran, .dst_nr_running = self.nr_running()};
+      if (opts_.task_hot.can_migrate(self.hot, level, m, now)) {
+        detail::TaskControl* t = *it;
+        v.q.erase(it);
+        return t;
+      }
+      bump(self.hot_skips);
+    }
+    return nullptr;
   }
 
   // Effects: tells the workers to stop once the pool is quiescent (no
@@ -826,7 +890,9 @@ class Pool {
         // Newly idle: pull from the levels the cost budget allows.
         const auto r = w.balancer.balance(
             c, w.bstate,
-            [&](std::uint32_t, taskplace::LevelKind, const auto& cpus) { return steal_from(w, cpus); },
+            [&](std::uint32_t level, taskplace::LevelKind kind, const auto& cpus) {
+              return steal_from(w, cpus, level, kind, taskplace::BalanceKind::newidle);
+            },
             clock_, overload());
         idle = idle || r.outcome != taskplace::BalanceOutcome::pulled;
         t = pop_local(w);
@@ -860,6 +926,7 @@ class Pool {
     if (t->last_cpu != no_cpu && t->last_cpu != w.cpu)
       bump(w.migrations);
     t->last_cpu = w.cpu;
+    t->last_ran = w.now;
     ctx.task = t;
     // From here on t may finish (and free itself) or be woken and resumed
     // on another worker: it is not touched after resume() returns.
@@ -907,13 +974,16 @@ class Pool {
       note_gap(w, now - Nanoseconds{w.unparked_at.load(std::memory_order_relaxed)}, now);
     }
     if (why == park_kicked) {
-      // Periodic balance on behalf of a busy worker: not cost-gated.
+      // Periodic balance on behalf of a busy worker (kernel nohz idle
+      // balance): not cost-gated; the levels nearest first, each a
+      // periodic balance for the cache-hot test's failure counts.
       bump(w.kicks);
-      for (CpuId i = 1; i < n_; ++i) {
-        const CpuId v = (w.cpu + i) % n_;
-        const CpuId one[1] = {v};
-        if (steal_from(w, one)) break;
-      }
+      const auto levels = std::min<std::uint32_t>(static_cast<std::uint32_t>(topo_.level_count(w.cpu)),
+                                                  taskplace::max_levels);
+      for (std::uint32_t i = 0; i < levels; ++i)
+        if (steal_from(w, topo_.level_cpus(w.cpu, i), i, topo_.level_kind(w.cpu, i),
+                       taskplace::BalanceKind::periodic))
+          break;
     }
     return pop_local(w);
   }
