@@ -1,7 +1,8 @@
 // Fuzz target: a random event stream driving each policy on its own —
 // FlipCounter (both decays, both storages), the wide rules, the
 // NewidleCostTracker (default, 2013 and v6.17-bump traits), NewidleSuccessRate
-// (both variants) and CacheHotReservation (all three variants) — with the
+// (both variants), CacheHotReservation (all three variants) and TaskHot
+// (both rules) — with the
 // policy's invariants checked after every event against a reference computed
 // in wider arithmetic:
 //   flips follow the decay-then-count model exactly and never wrap;
@@ -15,7 +16,10 @@
 //   1..1024, a skip counts one call and no success, and two copies of a
 //   state roll alike;
 //   a reservation is live only inside [start, start + migration_cost) and
-//   sleep_avg never goes negative.
+//   sleep_avg never goes negative;
+//   TaskHot's verdict equals the kernel's order of tests evaluated in
+//   128-bit arithmetic, and its failure counts follow a 64-bit shadow
+//   (periodic refusals add one, saturating; moves and balanced reset).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +31,7 @@
 #include "taskplace/policy/flip_counter.hpp"
 #include "taskplace/policy/newidle_cost_tracker.hpp"
 #include "taskplace/policy/newidle_success_rate.hpp"
+#include "taskplace/policy/task_hot.hpp"
 #include "taskplace/policy/wide_detector.hpp"
 
 namespace {
@@ -307,6 +312,48 @@ void drive_reservation(fuzz::Bytes& in) {
   }
 }
 
+template <class H>
+void drive_task_hot(fuzz::Bytes& in) {
+  H h;
+  if (in.flag()) h.migration_cost = any_duration(in);
+  if (in.flag())
+    for (auto& t : h.cache_nice_tries) t = in.flag() ? in.u32() : in.below(4);
+  h.hot_buddy = in.flag();
+  typename H::state s{};
+  std::uint64_t shadow[max_levels] = {};
+  Nanoseconds now = next_time(in, Nanoseconds{0});
+  for (int step = 0; step < 64 && !in.empty(); ++step) {
+    now = next_time(in, now);
+    const std::uint32_t level = in.below(max_levels);
+    const Move m{.kind = static_cast<LevelKind>(in.below(6)),  // 5: outside the enumeration
+                 .last_ran = next_time(in, now),
+                 .next_buddy = in.flag(),
+                 .dst_nr_running = in.below(3)};
+    // The kernel's order, in wide arithmetic.
+    bool hot;
+    if (H::rule::smt_exempt && m.kind == LevelKind::smt) hot = false;
+    else if (h.hot_buddy && m.next_buddy && m.dst_nr_running > 0) hot = true;
+    else if (h.migration_cost < Nanoseconds{0}) hot = true;
+    else if (h.migration_cost == Nanoseconds{0}) hot = false;
+    else hot = i128{now.count()} - m.last_ran.count() < h.migration_cost.count();
+    FUZZ_CHECK(h.is_hot(m, now) == hot);
+    const std::uint32_t tries = h.tries(m.kind);
+    FUZZ_CHECK(tries == h.cache_nice_tries[std::min<std::size_t>(static_cast<std::size_t>(m.kind), 4)]);
+    FUZZ_CHECK(h.can_migrate(s, level, m, now) == (shadow[level] > tries || !hot));
+    const auto kind = in.flag() ? BalanceKind::periodic : BalanceKind::newidle;
+    const auto outcome = static_cast<PullOutcome>(in.below(3));
+    h.record(s, level, kind, outcome);
+    if (outcome != PullOutcome::refused) shadow[level] = 0;
+    else if (kind == BalanceKind::periodic) shadow[level] = std::min<std::uint64_t>(shadow[level] + 1, UINT32_MAX);
+    for (std::uint32_t l = 0; l < max_levels; ++l) FUZZ_CHECK(s.nr_balance_failed[l] == shadow[l]);
+    // Now and then, a count near the top: it must saturate, never wrap.
+    if (in.below(16) == 0) {
+      s.nr_balance_failed[level] = UINT32_MAX - in.below(2);
+      shadow[level] = s.nr_balance_failed[level];
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -322,6 +369,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 7: drive_reservation<CacheHotReservation<sis_cache::V1, OwnerOnly>>(in); break;
     case 8: drive_reservation<CacheHotReservation<sis_cache::Rfc2023, AnyTaskMayTake>>(in); break;
     case 9: drive_reservation<CacheHotReservation<sis_cache::V2, OwnerOnly>>(in); break;
+    case 10: in.flag() ? drive_task_hot<TaskHot<>>(in) : drive_task_hot<TaskHot<task_hot::Classic>>(in); break;
     case 11: drive_newidle<NewidleCostTracker<TraitsBump>>(in); break;
     case 12: drive_success<NewidleSuccessRate<success_rate::Proportional2025>>(in); break;
     case 13: drive_success<NewidleSuccessRate<success_rate::ProportionalRate2026>>(in); break;
