@@ -3,8 +3,9 @@
 // process-wide statics (one pool per process), so scripts/bench runs every
 // (runtime, workload, repetition) as its own process, interleaved.
 //
-//   taskplace_bench_fiber <work_stealing|shared_work|Current|AlwaysAffine>
+//   taskplace_bench_fiber <work_stealing|shared_work|Current|AlwaysAffine|"Current hot"|"AlwaysAffine hot">
 //                         <pipe|pgbench|hackbench|udp_rr> [workers] [pgbench clients]
+// "... hot": the taskplace algorithm with Group::cache_hot_steals on.
 // Prints: RESULT workload runtime workers clients seconds ops/s p50_us p99_us
 //         migrations steals placed_remote   (-1: the runtime does not say)
 #include <atomic>
@@ -32,9 +33,10 @@ struct Counters {
 using workloads::fiber::run_pool;
 
 template <class WakeTraits>
-Counters run_taskplace(std::uint32_t n, const std::function<void()>& body) {
+Counters run_taskplace(std::uint32_t n, const std::function<void()>& body, bool cache_hot_steals) {
   using G = taskplace_fiber::Group<WakeTraits>;
   G group{n};
+  group.cache_hot_steals = cache_hot_steals;
   run_pool(
       n, [&](std::uint32_t w) { boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<G>>(group, w); },
       [&] {
@@ -82,10 +84,10 @@ int main(int argc, char** argv) {
     run_pool(workers, [&](std::uint32_t) {
       boost::fibers::use_scheduling_algorithm<boost::fibers::algo::shared_work>(true);
     }, body);
-  } else if (runtime == "Current") {
-    c = run_taskplace<taskplace::traits::Current>(workers, body);
-  } else if (runtime == "AlwaysAffine") {
-    c = run_taskplace<taskplace::traits::AlwaysAffine>(workers, body);
+  } else if (runtime == "Current" || runtime == "Current hot") {
+    c = run_taskplace<taskplace::traits::Current>(workers, body, runtime == "Current hot");
+  } else if (runtime == "AlwaysAffine" || runtime == "AlwaysAffine hot") {
+    c = run_taskplace<taskplace::traits::AlwaysAffine>(workers, body, runtime == "AlwaysAffine hot");
   } else {
     std::fprintf(stderr, "unknown runtime: %s\n", runtime.c_str());
     return 2;

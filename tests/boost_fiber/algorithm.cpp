@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <ctime>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -512,6 +513,122 @@ BOOST_AUTO_TEST_CASE(an_idle_poll_of_max_lets_an_idle_worker_sleep) {
   idle.join();
   BOOST_TEST(cpu_ms >= 0.0);
   BOOST_TEST(cpu_ms < 50.0);  // a busy poll burns about 200 ms
+}
+
+// --- Cache-hot steals (Group::cache_hot_steals, taskplace::TaskHot) ------
+
+namespace cache_hot {
+// Every fiber that ran is hot for the whole test (1 h); a level's periodic
+// balances must fail more than `tries` times in a row before one moves.
+void configure(AffineGroup& group, bool on, std::uint32_t tries) {
+  group.idle_poll = std::chrono::microseconds{200};  // an idle poll (a periodic balance) every 200 us
+  group.cache_hot_steals = on;
+  group.task_hot.migration_cost = std::chrono::hours{1};
+  group.task_hot.cache_nice_tries = {tries, tries, tries, tries, tries};
+}
+
+// Effects: on a group of two workers, worker 0 runs a pair of fibers that
+//   spin for 50 us and yield, again and again, until `done()` (or 10 s):
+//   one runs while the other waits in worker 0's queue, never woken, so it
+//   stays there unless worker 1 steals it. Worker 1 registers only after
+//   both fibers ran (both are hot from then on, and no fiber is ever
+//   queued cold), and the group's counters are zeroed then. Its main
+//   context sleeps 1 ms at a time until the pair is done: each time it
+//   has run, worker 1 goes newly idle (a newidle balance), and it polls
+//   every idle_poll (200 us) in between.
+template <class Done>
+void run_hot_pair(AffineGroup& group, Done done) {
+  using Algo = taskplace_fiber::Algorithm<AffineGroup>;
+  std::atomic<bool> pair_ready{false}, finished{false};
+  std::thread t1([&] {
+    while (!pair_ready.load()) std::this_thread::sleep_for(std::chrono::microseconds{100});
+    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{1});
+    while (!finished.load()) boost::this_fiber::sleep_for(std::chrono::milliseconds{1});
+  });
+  std::thread t0([&] {
+    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{0});
+    std::atomic<int> ran{0};
+    auto member = [&] {
+      ran.fetch_add(1);
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+      while (!done() && std::chrono::steady_clock::now() < give_up) {
+        spin_us(50);
+        boost::this_fiber::yield();
+      }
+    };
+    boost::fibers::fiber a(member), b(member);
+    while (ran.load() < 2) boost::this_fiber::yield();
+    group.reset_stats();
+    pair_ready = true;
+    a.join();
+    b.join();
+    finished = true;
+  });
+  t0.join();
+  t1.join();
+}
+
+std::uint64_t balancer_counter(const AffineGroup& group, taskplace::BalanceCounter c) {
+  return group.balancer().stats().get(c);
+}
+// Idle polls worker 1 made: each ticks the balancer once.
+std::uint64_t polls(const AffineGroup& group) { return balancer_counter(group, taskplace::BalanceCounter::decays); }
+}  // namespace cache_hot
+
+BOOST_AUTO_TEST_CASE(cache_hot_steals_leave_a_hot_fiber_on_its_worker) {
+  // No level ever fails often enough (UINT32_MAX tries): the fiber queued
+  // behind the running one stays on worker 0 through worker 1's newidle
+  // balances and 20 and more of its idle polls.
+  AffineGroup group{2};
+  cache_hot::configure(group, true, std::numeric_limits<std::uint32_t>::max());
+  cache_hot::run_hot_pair(group, [&] { return group.stats().hot_skips >= 20 && cache_hot::polls(group) >= 20; });
+  const auto st = group.stats();
+  BOOST_TEST_MESSAGE("polls " << cache_hot::polls(group) << ", steal attempts " << st.steal_attempts << ", steals "
+                              << st.steals << ", hot skips " << st.hot_skips);
+  BOOST_TEST(cache_hot::polls(group) >= 20u);
+  BOOST_TEST(st.hot_skips >= 20u);
+  BOOST_TEST(st.steals == 0u);
+  BOOST_TEST(st.migrations == 0u);
+  // Worker 1 also pulled as it went newly idle.
+  BOOST_TEST(cache_hot::balancer_counter(group, taskplace::BalanceCounter::levels_visited) > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(without_cache_hot_steals_the_idle_worker_takes_the_queued_fiber) {
+  // The control: the same pair and settings, cache_hot_steals off.
+  AffineGroup group{2};
+  cache_hot::configure(group, false, std::numeric_limits<std::uint32_t>::max());
+  cache_hot::run_hot_pair(group, [&] { return group.stats().steals >= 1; });
+  const auto st = group.stats();
+  BOOST_TEST(st.steals >= 1u);
+  BOOST_TEST(st.hot_skips == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(failed_idle_polls_let_a_hot_fiber_go) {
+  // cache_nice_tries 2: the two workers' level must refuse in three idle
+  // polls in a row (each finds only the hot fiber queued) before any
+  // balance there, the next poll or a newidle one, may move it. Newidle
+  // refusals never add to the count, so at least three polls came first.
+  AffineGroup group{2};
+  cache_hot::configure(group, true, 2);
+  cache_hot::run_hot_pair(group, [&] { return group.stats().steals >= 1; });
+  const auto st = group.stats();
+  const auto polls = cache_hot::polls(group);
+  BOOST_TEST_MESSAGE("polls " << polls << ", steals " << st.steals << ", hot skips " << st.hot_skips);
+  BOOST_TEST(st.steals >= 1u);
+  BOOST_TEST(st.hot_skips >= 3u);
+  BOOST_TEST(polls >= 3u);
+}
+
+BOOST_AUTO_TEST_CASE(reset_stats_zeroes_hot_skips) {
+  AffineGroup group{2};
+  cache_hot::configure(group, true, std::numeric_limits<std::uint32_t>::max());
+  cache_hot::run_hot_pair(group, [&] { return group.stats().hot_skips >= 5; });
+  BOOST_TEST(group.stats().hot_skips >= 5u);
+  group.reset_stats();
+  const auto st = group.stats();
+  BOOST_TEST(st.hot_skips == 0u);
+  BOOST_TEST(st.steal_attempts == 0u);
+  BOOST_TEST(st.steals == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

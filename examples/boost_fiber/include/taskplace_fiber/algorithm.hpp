@@ -7,7 +7,9 @@
 // a pool of threads each running fibers (one thread = one worker = one CPU
 // id of the topology). Follows the kernel of
 // v6.x through taskplace::traits::Current; traits::AlwaysAffine gives the
-// 2.6.23 sync wake-ups of seed 001 for comparison.
+// 2.6.23 sync wake-ups of seed 001 for comparison. Optionally
+// (Group::cache_hot_steals), a steal leaves a cache-hot fiber where it is:
+// task_hot() in can_migrate_task().
 //
 //   taskplace_fiber::Group<> group{4};  // 4 workers, one LLC
 //   taskplace_fiber::install(group);     // in each thread: claims a worker, installs Algorithm
@@ -18,11 +20,13 @@
 #include <chrono>
 #include <concepts>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -37,6 +41,7 @@
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/math.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/sysfs.hpp"
 #include "taskplace/topology/table.hpp"
@@ -87,6 +92,7 @@ struct GroupStats {
   std::uint64_t migrations = 0;      // fibers resumed on another worker than the last one
   std::uint64_t steal_attempts = 0;  // victim queues the balancer looked into
   std::uint64_t steals = 0;          // fibers taken from another worker's queue
+  std::uint64_t hot_skips = 0;       // queued fibers a steal left as cache hot (cache_hot_steals)
 };
 
 template <class G>
@@ -119,6 +125,15 @@ class Group {
   // IPI and the idle exit. Off by default: on machines with fewer cores
   // than workers the spin takes the CPU from the waker.
   Nanoseconds idle_spin{0};  // default 0 (off); kernel: the cpuidle poll state
+  // A steal (the newidle balance and the idle polls) leaves a fiber that
+  // ran within task_hot.migration_cost on its worker, until that level's
+  // periodic balances (the idle polls) have found only such fibers more
+  // than task_hot.cache_nice_tries times in a row; newidle balances never
+  // count (taskplace::TaskHot). Off: a steal takes the victim's oldest
+  // queued fiber, hot or not.
+  bool cache_hot_steals = false;  // default false; kernel: task_hot() in can_migrate_task()
+  // The cache-hot test's tunables, read only with cache_hot_steals.
+  taskplace::TaskHot<> task_hot{};  // default 500us, {0, 1, 1, 1, 2}; kernel: migration_cost, cache_nice_tries
 
   // Effects: one worker per CPU of `topology`.
   // Throws: TopologyError when the topology has more than 4096 CPUs.
@@ -157,7 +172,8 @@ class Group {
   // Returns: the group's counters. Thread-safety: any thread.
   GroupStats stats() const noexcept {
     return {placed_remote_.load(std::memory_order_relaxed), migrations_.load(std::memory_order_relaxed),
-            steal_attempts_.load(std::memory_order_relaxed), steals_.load(std::memory_order_relaxed)};
+            steal_attempts_.load(std::memory_order_relaxed), steals_.load(std::memory_order_relaxed),
+            hot_skips_.load(std::memory_order_relaxed)};
   }
   // Effects: zeroes the group's, the placer's and the balancer's counters.
   void reset_stats() noexcept {
@@ -165,6 +181,7 @@ class Group {
     migrations_ = 0;
     steal_attempts_ = 0;
     steals_ = 0;
+    hot_skips_ = 0;
     placer_.stats().reset();
     balancer_.stats().reset();
   }
@@ -196,6 +213,10 @@ class Group {
     std::atomic<CpuId> remote_waker{taskplace::no_cpu};
     std::atomic<bool> registered{false};
     std::optional<typename balancer_type::state> idle;  // owner thread only
+    // Per level, the periodic balances in a row that found only cache-hot
+    // fibers (cache_hot_steals; kernel sd->nr_balance_failed). Owner
+    // thread only; cleared when a thread claims the worker.
+    taskplace::TaskHot<>::state hot{};
   };
 
   // Effects: claims worker `c`. Throws std::invalid_argument when c is out
@@ -208,12 +229,14 @@ class Group {
       throw std::invalid_argument("taskplace_fiber::Algorithm: worker " + std::to_string(c) +
                                   " is already registered");
     slots_[c].idle = balancer_.make_state(c, clock_.now());
+    slots_[c].hot = {};
   }
   CpuId claim_next() {
     for (CpuId c = 0; c < worker_count(); ++c) {
       bool expected = false;
       if (slots_[c].registered.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
         slots_[c].idle = balancer_.make_state(c, clock_.now());
+        slots_[c].hot = {};
         return c;
       }
     }
@@ -288,16 +311,24 @@ class Group {
   balancer_type balancer_;
   taskplace::SteadyClock clock_{};
   std::unique_ptr<Slot[]> slots_;
-  std::atomic<std::uint64_t> placed_remote_{0}, migrations_{0}, steal_attempts_{0}, steals_{0};
+  std::atomic<std::uint64_t> placed_remote_{0}, migrations_{0}, steal_attempts_{0}, steals_{0}, hot_skips_{0};
 };
 
-// Per-fiber state, as Boost.Fiber properties: the placer's task state and
-// the worker the fiber last ran on.
+// Per-fiber state, as Boost.Fiber properties: the placer's task state, the
+// worker the fiber last ran on, and when it last ran.
+// Invariant: written only by the thread that runs the fiber or queues it,
+//   before the queueing; read by other threads only while the fiber is
+//   queued, under that worker queue's mutex (which orders the two).
 template <class G>
 struct Properties : boost::fibers::fiber_properties {
   explicit Properties(boost::fibers::context* ctx) : fiber_properties(ctx) {}
   typename G::task_state task{};
   CpuId last_worker = taskplace::no_cpu;
+  // When it last ran (kernel se.exec_start), kept only when the group has
+  // cache_hot_steals: the start of its last run, moved to the moment it
+  // stopped running (it yielded, blocked or ended); never ran (or the
+  // option was off): Nanoseconds::min() (cold). The group's clock.
+  Nanoseconds last_ran = Nanoseconds::min();
 };
 
 // One worker's scheduling algorithm; install it in each thread of the pool
@@ -346,7 +377,9 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // queued on the chosen worker, whose thread is woken if it sleeps.
   // A yield (see pick_next) is not a wake-up: the yielder goes back to the
   // end of this worker's queue without a placement (kernel: sched_yield()
-  // never goes through select_task_rq()).
+  // never goes through select_task_rq()). With cache_hot_steals, a yielder
+  // never stamped (started with launch::dispatch, it ran before it had
+  // properties) is stamped now, the end of the run it just yielded.
   // Complexity: one placement plus one queue lock.
   void awakened(context* ctx, properties_type& props) noexcept override {
     context* active = context::active();
@@ -357,6 +390,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
       return;
     }
     if (yielded) {
+      if (g_->cache_hot_steals && props.last_ran == Nanoseconds::min()) props.last_ran = g_->clock_.now();
       ctx->detach();
       g_->push(id_, ctx);
       return;
@@ -407,8 +441,11 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // waits on nothing (no wait queue, no timer) and woke no fiber since it
   // was resumed; its awakened() is then a yield only when it is the
   // first call after this one and comes from the context returned here.
+  // With cache_hot_steals, a worker fiber calling is leaving: its last_ran
+  // becomes now (see stamp_end_of_run).
   context* pick_next() noexcept override {
     context* const caller = context::active();
+    if (g_->cache_hot_steals) stamp_end_of_run(caller);
     const bool may_yield = caller != nullptr && !caller->is_context(type::dispatcher_context) &&
                            !caller->wait_is_linked() && !caller->sleep_is_linked() && !detail::this_worker.woke;
     yielder_ = nullptr;
@@ -483,7 +520,9 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     context* got = nullptr;
     g.balancer_.balance(
         id_, *slot.idle,
-        [&](std::uint32_t, taskplace::LevelKind, const auto& cpus) { return (got = steal_from(cpus)) != nullptr; },
+        [&](std::uint32_t level, taskplace::LevelKind kind, const auto& cpus) {
+          return (got = pull(cpus, level, kind, taskplace::BalanceKind::newidle)) != nullptr;
+        },
         g.clock_);
     if (got != nullptr) return run(got, true);
     slot.busy.store(false, std::memory_order_relaxed);
@@ -491,36 +530,144 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     return nullptr;
   }
 
-  // Returns: the oldest fiber queued on worker `victim` (not this one), or
-  // nullptr.
-  context* steal(CpuId victim) noexcept {
+  // What one level's pull tests and finds with cache_hot_steals (kernel
+  // struct lb_env): the level, its index in the topology's levels, which
+  // balance it is, the time the test measures against.
+  struct HotPull {
+    std::uint32_t level = 0;
+    taskplace::LevelKind kind = taskplace::LevelKind::machine;
+    taskplace::BalanceKind why = taskplace::BalanceKind::newidle;
+    Nanoseconds now{0};
+    bool refused = false;  // a victim had fibers queued, every one looked at hot
+  };
+
+  // Returns: a fiber taken from worker `victim` (not this one), or nullptr:
+  //   its oldest queued one; with `hot` (cache_hot_steals) the oldest that
+  //   take_cold() lets go.
+  context* steal(CpuId victim, HotPull* hot) noexcept {
     G& g = *g_;
     if (victim == id_ || victim >= g.worker_count() || g.slots_[victim].queued.load(std::memory_order_relaxed) == 0)
       return nullptr;
     g.steal_attempts_.fetch_add(1, std::memory_order_relaxed);
-    context* got = g.pop(victim);
+    context* got = hot != nullptr ? take_cold(victim, *hot) : g.pop(victim);
     if (got != nullptr) g.steals_.fetch_add(1, std::memory_order_relaxed);
     return got;
   }
-  // Returns: the oldest fiber of the first worker of `cpus` with one queued,
-  // or nullptr.
-  template <class Cpus>
-  context* steal_from(const Cpus& cpus) noexcept {
-    for (auto c : cpus)
-      if (context* got = steal(static_cast<CpuId>(c))) return got;
+  // Returns: the first of the (at most 32) oldest fibers queued on worker
+  //   `victim` that TaskHot lets this worker take across hot.level (kernel
+  //   detach_tasks() and can_migrate_task()), removed from the queue; or
+  //   nullptr, each hot fiber passed over counted in hot_skips, and
+  //   hot.refused set when the queue was not empty.
+  // Thread-safety: reads each candidate's last_ran under the victim's mutex:
+  //   its last writer (the thread that ran or queued it) wrote it before
+  //   the push that took this mutex.
+  context* take_cold(CpuId victim, HotPull& hot) noexcept {
+    constexpr std::size_t nr_migrate = 32;  // kernel sysctl_sched_nr_migrate
+    G& g = *g_;
+    auto& s = g.slots_[victim];
+    const auto& self = g.slots_[id_].hot;
+    const std::uint32_t dst_nr_running = g.nr_running(id_);
+    std::lock_guard lk(s.m);
+    std::size_t looked = 0;
+    for (auto it = s.q.begin(); it != s.q.end() && looked < nr_migrate; ++it, ++looked) {
+      const taskplace::Move m{.kind = hot.kind, .last_ran = base::properties(*it).last_ran,
+                              .dst_nr_running = dst_nr_running};
+      if (g.task_hot.can_migrate(self, hot.level, m, hot.now)) {
+        context* ctx = *it;
+        s.q.erase(it);
+        s.queued.fetch_sub(1, std::memory_order_relaxed);
+        return ctx;
+      }
+      g.hot_skips_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (looked > 0) hot.refused = true;
     return nullptr;
+  }
+  // Returns: the oldest fiber of the first worker of `cpus` with one queued
+  //   (one it may take, with `hot`), or nullptr.
+  template <class Cpus>
+  context* steal_from(const Cpus& cpus, HotPull* hot) noexcept {
+    for (auto c : cpus)
+      if (context* got = steal(static_cast<CpuId>(c), hot)) return got;
+    return nullptr;
+  }
+  // Effects: records how a pull with the cache-hot test ended (kernel
+  //   load_balance()'s nr_balance_failed): moved, refused (a victim had
+  //   fibers queued, all hot) or balanced (no victim had any).
+  void record(const HotPull& hot, bool moved) noexcept {
+    using taskplace::PullOutcome;
+    g_->task_hot.record(g_->slots_[id_].hot, hot.level, hot.why,
+                        moved ? PullOutcome::moved : hot.refused ? PullOutcome::refused : PullOutcome::balanced);
+  }
+  // Returns: a fiber stolen from a worker of `cpus`, the `level`-th level
+  //   of this worker (of kind `kind`), in a balance of kind `why`; or
+  //   nullptr. Effects: with cache_hot_steals, records the outcome.
+  template <class Cpus>
+  context* pull(const Cpus& cpus, std::uint32_t level, taskplace::LevelKind kind, taskplace::BalanceKind why) noexcept {
+    if (!g_->cache_hot_steals) return steal_from(cpus, nullptr);
+    HotPull hot{.level = level, .kind = kind, .why = why, .now = g_->clock_.now()};
+    context* got = steal_from(cpus, &hot);
+    record(hot, got != nullptr);
+    return got;
   }
   // Returns: a fiber stolen from another worker, the levels of the topology
   // nearest first, then any worker (a topology's levels need not span the
   // group); nullptr when every other queue is empty.
+  // With cache_hot_steals each level's pull is a periodic balance (kernel:
+  // the nohz idle balance runs load_balance() at each level for the idle
+  // CPU) and records its outcome; the last level's pull goes on to the
+  // workers outside every level, as one balance of that level (of the
+  // machine level at index 0 when there are no levels).
   context* steal_any() noexcept {
     const auto& t = g_->topo_;
     const auto levels = static_cast<std::uint32_t>(t.level_count(id_));
-    for (std::uint32_t i = 0; i < levels; ++i)
-      if (context* got = steal_from(t.level_cpus(id_, i))) return got;
-    for (CpuId victim = 0; victim < g_->worker_count(); ++victim)
-      if (context* got = steal(victim)) return got;
-    return nullptr;
+    if (!g_->cache_hot_steals) {
+      for (std::uint32_t i = 0; i < levels; ++i)
+        if (context* got = steal_from(t.level_cpus(id_, i), nullptr)) return got;
+      for (CpuId victim = 0; victim < g_->worker_count(); ++victim)
+        if (context* got = steal(victim, nullptr)) return got;
+      return nullptr;
+    }
+    constexpr auto periodic = taskplace::BalanceKind::periodic;
+    for (std::uint32_t i = 0; i + 1 < levels; ++i)
+      if (context* got = pull(t.level_cpus(id_, i), i, t.level_kind(id_, i), periodic)) return got;
+    const std::uint32_t last = levels > 0 ? levels - 1 : 0;
+    HotPull hot{.level = last,
+                .kind = levels > 0 ? t.level_kind(id_, last) : taskplace::LevelKind::machine,
+                .why = periodic,
+                .now = g_->clock_.now()};
+    context* got = nullptr;
+    if (levels > 0) {
+      const auto span = t.level_cpus(id_, last);
+      got = steal_from(span, &hot);
+      // Then the workers the last level leaves out (its CPUs ascend).
+      auto it = std::ranges::begin(span);
+      const auto end = std::ranges::end(span);
+      for (CpuId victim = 0; got == nullptr && victim < g_->worker_count(); ++victim) {
+        while (it != end && static_cast<CpuId>(*it) < victim) ++it;
+        if (it != end && static_cast<CpuId>(*it) == victim) continue;
+        got = steal(victim, &hot);
+      }
+    } else {
+      for (CpuId victim = 0; got == nullptr && victim < g_->worker_count(); ++victim) got = steal(victim, &hot);
+    }
+    record(hot, got != nullptr);
+    return got;
+  }
+
+  // Effects: the worker fiber `caller` stops running now (it yields,
+  //   blocks or ends; kernel: update_curr() keeps se.exec_start current
+  //   while a task runs): its last_ran becomes now, so that a long run is
+  //   not taken for an old one. Pinned contexts and a fiber without
+  //   properties yet (launch::dispatch) are left alone.
+  // Thread-safety: `caller` runs on this thread, queued nowhere: it gets
+  //   into a worker queue only through awakened(), after this returns
+  //   (for a wake-up from another thread, after this thread's dispatcher
+  //   took it from Boost's remote-ready queue), and push() publishes the
+  //   stamp under the queue's mutex.
+  void stamp_end_of_run(context* caller) const noexcept {
+    if (caller == nullptr || caller->is_context(type::pinned_context)) return;
+    if (auto* p = base::get_properties(caller)) static_cast<properties_type*>(p)->last_ran = g_->clock_.now();
   }
 
   context* run_dispatcher() noexcept {
@@ -530,11 +677,17 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     g_->slots_[id_].busy.store(false, std::memory_order_relaxed);
     return ctx;
   }
+  // Effects: ctx runs next on this worker; a worker fiber is attached to
+  // this thread and stamped: the worker it runs on and, with
+  // cache_hot_steals, when it started (its last_ran, written before it
+  // runs and queued nowhere; without the option no clock is read for it).
   context* run(context* ctx, bool worker) noexcept {
     G& g = *g_;
+    const bool stamp = worker && g.cache_hot_steals;
+    const Nanoseconds now = idle_ || stamp ? g.clock_.now() : Nanoseconds{0};
     if (idle_) {
       idle_ = false;
-      g.balancer_.idle_end(*g.slots_[id_].idle, g.clock_.now());
+      g.balancer_.idle_end(*g.slots_[id_].idle, now);
     }
     g.slots_[id_].busy.store(true, std::memory_order_relaxed);
     if (!worker) return ctx;
@@ -544,6 +697,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     if (props.last_worker != taskplace::no_cpu && props.last_worker != id_)
       g.migrations_.fetch_add(1, std::memory_order_relaxed);
     props.last_worker = id_;
+    if (stamp) props.last_ran = now;
     return ctx;
   }
 
