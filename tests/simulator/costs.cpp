@@ -317,7 +317,7 @@ TEST_CASE("cache_nice_tries is how many periodic balances a cache-hot task resis
   CHECK(a.task(0).last_ran == 26ms);
   CHECK(a.task(1).last_ran == 28ms);
   CHECK(ra.all_done == 28ms);
-  CHECK(a.cpu(1).balance_failed[0] == 0);  // reset by the pull (one level: the LLC)
+  CHECK(a.cpu(1).hot.nr_balance_failed[0] == 0);  // reset by the pull (one level: the LLC)
   // 0: fails at 6 ms only; at 10 ms A runs (since 8 ms) and B (4 ms done,
   // last ran at 8 ms) is pulled: B ends at 10 + 16 = 26 ms on cpu 1, A (6
   // ms done) at 10 + 14 = 24 ms on cpu 0.
@@ -335,7 +335,7 @@ TEST_CASE("cache_nice_tries is how many periodic balances a cache-hot task resis
   CHECK(c.task(0).last_ran == 36ms);
   CHECK(c.task(1).last_ran == 40ms);
   CHECK(rc.all_done == 40ms);
-  CHECK(c.cpu(1).balance_failed[0] == 8);
+  CHECK(c.cpu(1).hot.nr_balance_failed[0] == 8);
   CHECK(a.check_invariants().empty());
   CHECK(b.check_invariants().empty());
   CHECK(c.check_invariants().empty());
@@ -358,12 +358,12 @@ TEST_CASE("failed periodic balances are counted per level, as the kernel counts 
   M m{topo, computes(100ms, {0, 0}), c};
   Report r = m.run(Nanoseconds{0}, 12ms);
   CHECK(r.periodic_pulls == 0);
-  CHECK(m.cpu(1).balance_failed[0] == 2);
-  CHECK(m.cpu(1).balance_failed[1] == 1);
+  CHECK(m.cpu(1).hot.nr_balance_failed[0] == 2);
+  CHECK(m.cpu(1).hot.nr_balance_failed[1] == 1);
   m.run_until(14ms);
   r = m.report();
   CHECK(r.periodic_pulls == 1);
-  CHECK(m.cpu(1).balance_failed[0] == 0);  // reset by its pull
+  CHECK(m.cpu(1).hot.nr_balance_failed[0] == 0);  // reset by its pull
   CHECK(m.cpu(1).curr >= 0);
   CHECK(m.check_invariants().empty());
 }

@@ -110,8 +110,9 @@ struct Costs {
   Nanoseconds migration_cost = 500us;
   // A hot task is pulled anyway once more than this many periodic balances
   // of the level failed (found only cache-hot tasks): with 1, at the third
-  // balance. default 1; kernel: sd->cache_nice_tries, compared with the
-  // domain's nr_balance_failed.
+  // balance. The same for every level (the kernel's sd_init() gives SMT 0
+  // and NUMA 2; taskplace::TaskHot's defaults do). default 1; kernel:
+  // sd->cache_nice_tries, compared with the domain's nr_balance_failed.
   std::uint32_t cache_nice_tries = 1;
 };
 

@@ -90,6 +90,9 @@ class Machine {
   // target out of range.
   Machine(const T& topology, Workload workload, Costs costs = {}, std::uint64_t seed = 1)
       : topo_(&topology), w_(std::move(workload)), costs_(costs), rng_(seed),
+        hot_{.migration_cost = costs.migration_cost,
+             .cache_nice_tries = {costs.cache_nice_tries, costs.cache_nice_tries, costs.cache_nice_tries,
+                                  costs.cache_nice_tries, costs.cache_nice_tries}},
         placer_(topology), balancer_(topology), cost_(topology, costs), spans_(topology) {
     const auto n = static_cast<CpuId>(topology.cpu_count());
     cpus_.resize(n);
@@ -361,7 +364,7 @@ class Machine {
   void on_timer(Task& u);
 
   // --- machine_balance.hpp ----------------------------------------------------
-  std::int64_t pick_victim(CpuId src, bool respect_hot) const;
+  std::int64_t pick_victim(CpuId src, const Cpu* thief, std::uint32_t level, taskplace::LevelKind kind) const;
   template <class Span>
   CpuId busiest(const Span& span, std::uint32_t level, CpuId c) const;
   Task& detach(CpuId src, std::size_t idx);
@@ -373,6 +376,10 @@ class Machine {
   Workload w_;
   Costs costs_;
   Rng rng_;
+  // The periodic balance's cache-hot test (taskplace::TaskHot), from
+  // costs_: one cache_nice_tries for every level and SMT moves tested too
+  // (the Classic rule), the model the scenario table was measured with.
+  taskplace::TaskHot<taskplace::task_hot::Classic> hot_;
   Placer placer_;
   Balancer balancer_;
   CostModel cost_;

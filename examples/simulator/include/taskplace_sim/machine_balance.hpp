@@ -23,15 +23,20 @@
 
 namespace taskplace_sim {
 
-// The least recently run queued task of `src`, skipping cache-hot ones
-// (ran within migration_cost) when `respect_hot`; -1 if none.
+// The least recently run queued task of `src`; with a `thief` (a periodic
+// balance at its level `level`, of kind `kind`), only among those the
+// library's TaskHot lets it take (kernel can_migrate_task: not cache hot,
+// or the level's balances failed more than cache_nice_tries times); -1 if
+// none.
 template <taskplace::Topology T, class W, class B>
-std::int64_t Machine<T, W, B>::pick_victim(CpuId src, bool respect_hot) const {
+std::int64_t Machine<T, W, B>::pick_victim(CpuId src, const Cpu* thief, std::uint32_t level,
+                                           taskplace::LevelKind kind) const {
   const Cpu& k = cpus_[src];
   std::int64_t best = -1;
   for (std::size_t i = 0; i < k.queue.size(); ++i) {
     const Task& t = tasks_[k.queue[i]];
-    if (respect_hot && now_ - t.last_ran < costs_.migration_cost) continue;
+    if (thief != nullptr && !hot_.can_migrate(thief->hot, level, {.kind = kind, .last_ran = t.last_ran}, now_))
+      continue;
     if (best < 0 || t.last_ran < tasks_[k.queue[static_cast<std::size_t>(best)]].last_ran)
       best = static_cast<std::int64_t>(i);
   }
@@ -141,7 +146,7 @@ bool Machine<T, W, B>::newidle(CpuId c) {
     clock_now += base * (100 + costs_.contention_pct * others) / 100;
     const CpuId src = busiest(span, level, c);
     if (src == taskplace::no_cpu) return false;
-    const std::int64_t v = pick_victim(src, false);
+    const std::int64_t v = pick_victim(src, nullptr, level, taskplace::LevelKind::machine);
     if (v < 0) return false;
     lock_for_pull(src, clock_now);
     Task& t = detach(src, static_cast<std::size_t>(v));
@@ -197,13 +202,15 @@ void Machine<T, W, B>::on_tick(CpuId c) {
     const auto span = topo_->level_cpus(c, i);
     if (measuring_) r_.periodic_time += costs_.periodic_per_cpu * static_cast<std::int64_t>(std::ranges::size(span));
     const CpuId src = busiest(span, i, c);
+    // Nothing to pull: the kernel's out_balanced resets the level's count;
+    // the model leaves it (the scenario table was measured so).
     if (src == taskplace::no_cpu || nr_running(src) < nr_running(c) + 2) continue;
-    const std::int64_t v = pick_victim(src, k.balance_failed[i] <= costs_.cache_nice_tries);
+    const std::int64_t v = pick_victim(src, &k, i, topo_->level_kind(c, i));
     if (v < 0) {
-      ++k.balance_failed[i];
+      hot_.record(k.hot, i, taskplace::BalanceKind::periodic, taskplace::PullOutcome::refused);
       continue;
     }
-    k.balance_failed[i] = 0;
+    hot_.record(k.hot, i, taskplace::BalanceKind::periodic, taskplace::PullOutcome::moved);
     Task& t = detach(src, static_cast<std::size_t>(v));
     --queued_;
     if (measuring_) ++r_.periodic_pulls;

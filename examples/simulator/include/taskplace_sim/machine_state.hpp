@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "taskplace/policy/task_hot.hpp"
 #include "taskplace/types.hpp"
 #include "taskplace_sim/ring.hpp"
 #include "taskplace_sim/workload.hpp"
@@ -89,8 +90,9 @@ struct CpuRecord {
   std::uint64_t ticks = 0;
   std::uint32_t rate = 100;          // percent speed of the current segment
   // Periodic balances of each level that found only hot tasks (kernel:
-  // nr_balance_failed, one per sched domain of this CPU).
-  std::array<std::uint32_t, taskplace::max_levels> balance_failed{};
+  // nr_balance_failed, one per sched domain of this CPU), as the library's
+  // TaskHot keeps them.
+  taskplace::TaskHot<taskplace::task_hot::Classic>::state hot{};
   Nanoseconds lock_free_at{0};       // when newidle pullers release its run-queue lock
 };
 
