@@ -144,8 +144,9 @@ class TaskHot {
     return detail::elapsed(m.last_ran, now) < migration_cost;
   }
 
-  // Returns: the failures `level` (of kind `kind`) takes before it moves a
-  //   hot task. A kind outside LevelKind reads as the machine level's.
+  // Returns: the failures in a row a level of kind `kind` takes before it
+  //   moves a hot task. A kind outside LevelKind reads as the machine
+  //   level's.
   constexpr std::uint32_t tries(LevelKind kind) const noexcept {
     const auto i = static_cast<std::size_t>(kind);
     return cache_nice_tries[i < cache_nice_tries.size() ? i : cache_nice_tries.size() - 1];

@@ -628,16 +628,19 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
         if (context* got = steal(victim, nullptr)) return got;
       return nullptr;
     }
+    // The failure counts cover max_levels levels, as the balancer's state
+    // does; the workers of any level above are looked at with the last.
+    const std::uint32_t counted = std::min(levels, taskplace::max_levels);
     constexpr auto periodic = taskplace::BalanceKind::periodic;
-    for (std::uint32_t i = 0; i + 1 < levels; ++i)
+    for (std::uint32_t i = 0; i + 1 < counted; ++i)
       if (context* got = pull(t.level_cpus(id_, i), i, t.level_kind(id_, i), periodic)) return got;
-    const std::uint32_t last = levels > 0 ? levels - 1 : 0;
+    const std::uint32_t last = counted > 0 ? counted - 1 : 0;
     HotPull hot{.level = last,
-                .kind = levels > 0 ? t.level_kind(id_, last) : taskplace::LevelKind::machine,
+                .kind = counted > 0 ? t.level_kind(id_, last) : taskplace::LevelKind::machine,
                 .why = periodic,
                 .now = g_->clock_.now()};
     context* got = nullptr;
-    if (levels > 0) {
+    if (counted > 0) {
       const auto span = t.level_cpus(id_, last);
       got = steal_from(span, &hot);
       // Then the workers the last level leaves out (its CPUs ascend).
