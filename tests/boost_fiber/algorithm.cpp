@@ -443,7 +443,7 @@ BOOST_AUTO_TEST_CASE(yielding_fibers_are_not_placed_as_wake_ups) {
   run_pool(group, [&] {
     std::vector<boost::fibers::fiber> fs;
     for (int i = 0; i < 3; ++i)
-      fs.emplace_back([&, i] {
+      fs.emplace_back([&] {
         {
           std::lock_guard lk(yields::m);
           yields::watched.insert(reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active()));
