@@ -32,6 +32,8 @@ void usage(std::ostream& os) {
         "  --trace FILE        write a Chrome/Perfetto trace (JSON) of the scenario's first run (20 ms window)\n"
         "  --out DIR           where plots and CSV files go (default ./out)\n"
         "  --quick             shorter runs (a smoke test)\n"
+        "  --cache-hot MODEL   the balances' cache-hot test: table (default; the one the docs' table was\n"
+        "                      measured with) or kernel (per-level tries, SMT exempt, newidle tests too)\n"
         "  --help              this text\n";
 }
 
@@ -76,6 +78,16 @@ int main(int argc, char** argv) {
       out = value();
     } else if (a == "--quick") {
       opt.quick = true;
+    } else if (a == "--cache-hot") {
+      const std::string v = value();
+      if (v == "table") {
+        opt.cache_hot = taskplace_sim::CacheHotModel::table;
+      } else if (v == "kernel") {
+        opt.cache_hot = taskplace_sim::CacheHotModel::kernel;
+      } else {
+        std::cerr << "taskplace_demo: --cache-hot takes table or kernel, got '" << v << "'\n";
+        return 2;
+      }
     } else {
       std::cerr << "taskplace_demo: unknown option '" << a << "'\n";
       usage(std::cerr);

@@ -367,3 +367,46 @@ TEST_CASE("failed periodic balances are counted per level, as the kernel counts 
   CHECK(m.cpu(1).curr >= 0);
   CHECK(m.check_invariants().empty());
 }
+
+TEST_CASE("the kernel's cache-hot model holds hot tasks against newidle pulls too, and never between SMT siblings",
+          "[simulator][costs]") {
+  // Both models through taskplace::TaskHot; every task is hot
+  // (migration_cost 1 s). Tests as above: ticks at 6, 10, 14 ms on cpu 1.
+  Costs table = four_ms_slices();
+  table.migration_cost = 1s;
+  REQUIRE(table.cache_hot == CacheHotModel::table);
+  Costs kernel = table;
+  kernel.cache_hot = CacheHotModel::kernel;
+
+  SECTION("newidle: a CPU that runs dry takes a hot task in the table's model only") {
+    // cpu 1's own task ends at 1 ms; cpu 0 runs A with B queued.
+    const UniformTopology two{1, 1, 2, 1};
+    Workload w = two_on_cpu0();
+    w.tasks.push_back(TaskSpec{.name = "short", .program = {Step::compute(1ms), Step::end()}, .start_cpu = 1});
+    M a{two, w, table}, b{two, w, kernel};
+    const Report ra = a.run(Nanoseconds{0}, 12ms), rb = b.run(Nanoseconds{0}, 12ms);
+    // Table: the newidle pull at 1 ms takes B (no hot test there).
+    CHECK(ra.newidle_pulls == 1);
+    CHECK(ra.periodic_pulls == 0);
+    // Kernel: the newidle pull refuses B (and never counts); the periodic
+    // balances at 6 and 10 ms refuse too, counting 2.
+    CHECK(rb.newidle_pulls == 0);
+    CHECK(rb.periodic_pulls == 0);
+    CHECK(b.cpu(1).hot.nr_balance_failed[0] == 2);
+    // At 14 ms the count (2) exceeds the LLC's 1: the periodic balance pulls.
+    b.run_until(15ms);
+    CHECK(b.report().periodic_pulls == 1);
+    CHECK(b.cpu(1).hot.nr_balance_failed[0] == 0);
+    CHECK(a.check_invariants().empty());
+    CHECK(b.check_invariants().empty());
+  }
+  SECTION("SMT: siblings share every cache, so the kernel's model pulls at the first balance") {
+    const UniformTopology smt{1, 1, 1, 2};  // one core, two threads: the only level is SMT
+    M a{smt, two_on_cpu0(), table}, b{smt, two_on_cpu0(), kernel};
+    const Report ra = a.run(Nanoseconds{0}, 7ms), rb = b.run(Nanoseconds{0}, 7ms);
+    CHECK(ra.periodic_pulls == 0);  // Classic: hot between siblings too; fails at 6 ms
+    CHECK(a.cpu(1).hot.nr_balance_failed[0] == 1);
+    CHECK(rb.periodic_pulls == 1);  // v5.10: never hot between siblings
+    CHECK(b.check_invariants().empty());
+  }
+}

@@ -214,6 +214,8 @@ static_assert(std::is_same_v<TaskHot<>::rule, task_hot::SmtExempt2020>);  // fwd
 static_assert(TaskHot<>{}.is_hot({.kind = LevelKind::llc, .last_ran = 0ns}, 100us));
 static_assert(!TaskHot<>{}.is_hot({.kind = LevelKind::smt, .last_ran = 0ns}, 100us));
 static_assert(TaskHot<task_hot::Classic>{}.is_hot({.kind = LevelKind::smt, .last_ran = 0ns}, 100us));
+// One state type for every rule: counts kept under one rule can be judged by another.
+static_assert(std::is_same_v<TaskHot<task_hot::Classic>::state, TaskHot<>::state>);
 // sd_init()'s cache_nice_tries: SMT 0, cluster/LLC/package 1, NUMA 2.
 static_assert(TaskHot<>{}.tries(LevelKind::smt) == 0 && TaskHot<>{}.tries(LevelKind::llc) == 1 &&
               TaskHot<>{}.tries(LevelKind::machine) == 2);

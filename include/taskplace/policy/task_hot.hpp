@@ -2,9 +2,9 @@
 // task it could steal; is the task's cache still warm where it is, and has
 // this level refused often enough that the imbalance now wins?
 //
-// Provides TaskHot<Rule> (the per-task test, the per-level failure counters
-// and the verdict), the rules task_hot::Classic and task_hot::SmtExempt2020,
-// and the inputs Move, BalanceKind and PullOutcome.
+// Provides TaskHot<Rule> (the per-task test and the verdict), TaskHotState
+// (the per-level failure counters), the rules task_hot::Classic and
+// task_hot::SmtExempt2020, and the inputs Move, BalanceKind and PullOutcome.
 // Kernel analogue: task_hot() and the cache-hot part of can_migrate_task()
 // in kernel/sched/fair.c, with sysctl_sched_migration_cost, the
 // CACHE_HOT_BUDDY feature, sd->nr_balance_failed (load_balance()) and
@@ -78,6 +78,18 @@ struct Move {
   std::uint32_t dst_nr_running = 0;  // tasks on the destination CPU now
 };
 
+// Per CPU: how many periodic balances in a row found tasks to spare at
+// each level and moved none (kernel sd->nr_balance_failed; each CPU has its
+// own sched_domain per level). Indexed by the level's position in the
+// topology's levels for that CPU, as IdleBalancer's pulls are. One type for
+// every rule (TaskHot<R>::state), so a program may judge the same counts
+// by either.
+// Invariant: counts saturate at UINT32_MAX; they never wrap.
+struct TaskHotState {
+  std::array<std::uint32_t, max_levels> nr_balance_failed{};
+  constexpr bool operator==(const TaskHotState&) const noexcept = default;
+};
+
 namespace task_hot {
 
 // CFS (v2.6.23) to v5.9: a move between SMT siblings is tested like any
@@ -120,15 +132,8 @@ class TaskHot {
   // The source CPU's next pick is hot. default on; kernel: CACHE_HOT_BUDDY
   bool hot_buddy = tunables::cache_hot_buddy;
 
-  // Per CPU: how many periodic balances in a row found tasks to spare at
-  // each level and moved none (kernel sd->nr_balance_failed; each CPU has
-  // its own sched_domain per level). Indexed by the level's position in the
-  // topology's levels for that CPU, as IdleBalancer's pulls are.
-  // Invariant: counts saturate at UINT32_MAX; they never wrap.
-  struct state {
-    std::array<std::uint32_t, max_levels> nr_balance_failed{};
-    constexpr bool operator==(const state&) const noexcept = default;
-  };
+  // The per-CPU failure counts (TaskHotState, the same for every rule).
+  using state = TaskHotState;
 
   // Returns: whether moving the task across m.kind would throw away a warm
   //   cache (kernel task_hot()), in the kernel's order: an SMT move (with

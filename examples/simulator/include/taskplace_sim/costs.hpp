@@ -18,6 +18,20 @@ namespace taskplace_sim {
 using namespace std::chrono_literals;
 using taskplace::Nanoseconds;
 
+// Which cache-hot test the balances apply (both through taskplace::TaskHot).
+enum class CacheHotModel : std::uint8_t {
+  // The model the scenario table was measured with: the periodic balance
+  // only, Costs::cache_nice_tries for every level, SMT moves tested too
+  // (task_hot::Classic), and a balance that finds nothing to pull keeps
+  // the level's count. The newidle pull takes the least recently run task.
+  table,
+  // The kernel's: both balances test (newidle refusals never add to the
+  // count), sd_init()'s tries per level (SMT 0, cluster/LLC/package 1,
+  // NUMA 2; Costs::cache_nice_tries unused), no task hot between SMT
+  // siblings (v5.10), and a balance that finds nothing resets the count.
+  kernel,
+};
+
 struct Costs {
   // --- the fair scheduler (CFS/EEVDF-like) ---------------------------------
   // Time a task may run while others wait. default 3ms; kernel:
@@ -114,6 +128,8 @@ struct Costs {
   // and NUMA 2; taskplace::TaskHot's defaults do). default 1; kernel:
   // sd->cache_nice_tries, compared with the domain's nr_balance_failed.
   std::uint32_t cache_nice_tries = 1;
+  // default table (see CacheHotModel); `taskplace_demo --cache-hot kernel`.
+  CacheHotModel cache_hot = CacheHotModel::table;
 };
 
 }  // namespace taskplace_sim

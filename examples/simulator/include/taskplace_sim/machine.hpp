@@ -90,9 +90,10 @@ class Machine {
   // target out of range.
   Machine(const T& topology, Workload workload, Costs costs = {}, std::uint64_t seed = 1)
       : topo_(&topology), w_(std::move(workload)), costs_(costs), rng_(seed),
-        hot_{.migration_cost = costs.migration_cost,
-             .cache_nice_tries = {costs.cache_nice_tries, costs.cache_nice_tries, costs.cache_nice_tries,
-                                  costs.cache_nice_tries, costs.cache_nice_tries}},
+        hot_table_{.migration_cost = costs.migration_cost,
+                   .cache_nice_tries = {costs.cache_nice_tries, costs.cache_nice_tries, costs.cache_nice_tries,
+                                        costs.cache_nice_tries, costs.cache_nice_tries}},
+        hot_kernel_{.migration_cost = costs.migration_cost},
         placer_(topology), balancer_(topology), cost_(topology, costs), spans_(topology) {
     const auto n = static_cast<CpuId>(topology.cpu_count());
     cpus_.resize(n);
@@ -365,6 +366,8 @@ class Machine {
 
   // --- machine_balance.hpp ----------------------------------------------------
   std::int64_t pick_victim(CpuId src, const Cpu* thief, std::uint32_t level, taskplace::LevelKind kind) const;
+  bool may_take(const Cpu& thief, std::uint32_t level, taskplace::LevelKind kind, Nanoseconds last_ran) const;
+  void record_hot(Cpu& thief, std::uint32_t level, taskplace::BalanceKind kind, taskplace::PullOutcome o) const;
   template <class Span>
   CpuId busiest(const Span& span, std::uint32_t level, CpuId c) const;
   Task& detach(CpuId src, std::size_t idx);
@@ -376,10 +379,11 @@ class Machine {
   Workload w_;
   Costs costs_;
   Rng rng_;
-  // The periodic balance's cache-hot test (taskplace::TaskHot), from
-  // costs_: one cache_nice_tries for every level and SMT moves tested too
-  // (the Classic rule), the model the scenario table was measured with.
-  taskplace::TaskHot<taskplace::task_hot::Classic> hot_;
+  // The balances' cache-hot test (taskplace::TaskHot), from costs_, one per
+  // CacheHotModel: table (one cache_nice_tries for every level, SMT moves
+  // tested too) and kernel (today's defaults).
+  taskplace::TaskHot<taskplace::task_hot::Classic> hot_table_;
+  taskplace::TaskHot<> hot_kernel_;
   Placer placer_;
   Balancer balancer_;
   CostModel cost_;

@@ -35,12 +35,35 @@ std::int64_t Machine<T, W, B>::pick_victim(CpuId src, const Cpu* thief, std::uin
   std::int64_t best = -1;
   for (std::size_t i = 0; i < k.queue.size(); ++i) {
     const Task& t = tasks_[k.queue[i]];
-    if (thief != nullptr && !hot_.can_migrate(thief->hot, level, {.kind = kind, .last_ran = t.last_ran}, now_))
-      continue;
+    if (thief != nullptr && !may_take(*thief, level, kind, t.last_ran)) continue;
     if (best < 0 || t.last_ran < tasks_[k.queue[static_cast<std::size_t>(best)]].last_ran)
       best = static_cast<std::int64_t>(i);
   }
   return best;
+}
+
+// Whether `thief`, balancing at its level `level` (of kind `kind`), may
+// take a queued task that last ran at `last_ran`: the cache-hot test of
+// Costs::cache_hot's model.
+template <taskplace::Topology T, class W, class B>
+bool Machine<T, W, B>::may_take(const Cpu& thief, std::uint32_t level, taskplace::LevelKind kind,
+                                Nanoseconds last_ran) const {
+  const taskplace::Move m{.kind = kind, .last_ran = last_ran};
+  return costs_.cache_hot == CacheHotModel::kernel ? hot_kernel_.can_migrate(thief.hot, level, m, now_)
+                                                   : hot_table_.can_migrate(thief.hot, level, m, now_);
+}
+
+// Effects: records how a balance of `thief` at `level` ended, as
+// Costs::cache_hot's model counts: the kernel's counts every outcome
+// (TaskHot::record); the table's only a periodic balance that pulled or
+// found only hot tasks.
+template <taskplace::Topology T, class W, class B>
+void Machine<T, W, B>::record_hot(Cpu& thief, std::uint32_t level, taskplace::BalanceKind kind,
+                                  taskplace::PullOutcome o) const {
+  if (costs_.cache_hot == CacheHotModel::kernel)
+    hot_kernel_.record(thief.hot, level, kind, o);
+  else if (kind == taskplace::BalanceKind::periodic && o != taskplace::PullOutcome::balanced)
+    hot_table_.record(thief.hot, level, kind, o);
 }
 
 // The CPU of `span` (c's level `level` span; other than c) with the most
@@ -130,7 +153,8 @@ bool Machine<T, W, B>::newidle(CpuId c) {
   // kept, so it terminates instead; and a noexcept pull lets the balancer
   // work on the state in place, without the copy its exception guarantee
   // needs.
-  auto pull = [&](std::uint32_t level, taskplace::LevelKind, const auto& span) noexcept {
+  const bool test_hot = costs_.cache_hot == CacheHotModel::kernel;
+  auto pull = [&](std::uint32_t level, taskplace::LevelKind kind, const auto& span) noexcept {
     std::uint32_t others = 0, n = 0;
     if (spans_.exact()) {
       const std::uint32_t g = spans_.group(c, level);
@@ -144,10 +168,18 @@ bool Machine<T, W, B>::newidle(CpuId c) {
     }
     const Nanoseconds base = costs_.newidle_base + costs_.newidle_per_cpu * n;
     clock_now += base * (100 + costs_.contention_pct * others) / 100;
+    constexpr auto newidle = taskplace::BalanceKind::newidle;
     const CpuId src = busiest(span, level, c);
-    if (src == taskplace::no_cpu) return false;
-    const std::int64_t v = pick_victim(src, nullptr, level, taskplace::LevelKind::machine);
-    if (v < 0) return false;
+    if (src == taskplace::no_cpu) {
+      record_hot(k, level, newidle, taskplace::PullOutcome::balanced);
+      return false;
+    }
+    const std::int64_t v = pick_victim(src, test_hot ? &k : nullptr, level, kind);
+    if (v < 0) {
+      record_hot(k, level, newidle, taskplace::PullOutcome::refused);
+      return false;
+    }
+    record_hot(k, level, newidle, taskplace::PullOutcome::moved);
     lock_for_pull(src, clock_now);
     Task& t = detach(src, static_cast<std::size_t>(v));
     t.vruntime = t.vruntime - cpus_[src].min_vruntime + k.min_vruntime;
@@ -201,16 +233,18 @@ void Machine<T, W, B>::on_tick(CpuId c) {
     if (i + 1 == levels) overload_flag_ = overloaded_count_ > 0;
     const auto span = topo_->level_cpus(c, i);
     if (measuring_) r_.periodic_time += costs_.periodic_per_cpu * static_cast<std::int64_t>(std::ranges::size(span));
+    constexpr auto periodic = taskplace::BalanceKind::periodic;
     const CpuId src = busiest(span, i, c);
-    // Nothing to pull: the kernel's out_balanced resets the level's count;
-    // the model leaves it (the scenario table was measured so).
-    if (src == taskplace::no_cpu || nr_running(src) < nr_running(c) + 2) continue;
-    const std::int64_t v = pick_victim(src, &k, i, topo_->level_kind(c, i));
-    if (v < 0) {
-      hot_.record(k.hot, i, taskplace::BalanceKind::periodic, taskplace::PullOutcome::refused);
+    if (src == taskplace::no_cpu || nr_running(src) < nr_running(c) + 2) {
+      record_hot(k, i, periodic, taskplace::PullOutcome::balanced);
       continue;
     }
-    hot_.record(k.hot, i, taskplace::BalanceKind::periodic, taskplace::PullOutcome::moved);
+    const std::int64_t v = pick_victim(src, &k, i, topo_->level_kind(c, i));
+    if (v < 0) {
+      record_hot(k, i, periodic, taskplace::PullOutcome::refused);
+      continue;
+    }
+    record_hot(k, i, periodic, taskplace::PullOutcome::moved);
     Task& t = detach(src, static_cast<std::size_t>(v));
     --queued_;
     if (measuring_) ++r_.periodic_pulls;

@@ -92,7 +92,7 @@ struct CpuRecord {
   // Periodic balances of each level that found only hot tasks (kernel:
   // nr_balance_failed, one per sched domain of this CPU), as the library's
   // TaskHot keeps them.
-  taskplace::TaskHot<taskplace::task_hot::Classic>::state hot{};
+  taskplace::TaskHotState hot{};
   Nanoseconds lock_free_at{0};       // when newidle pullers release its run-queue lock
 };
 

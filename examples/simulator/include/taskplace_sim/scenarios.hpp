@@ -62,6 +62,9 @@ struct Options {
   std::uint64_t seed = 1;
   Trace* trace = nullptr;      // filled by the first run of the scenario
   bool quick = false;          // shorter runs (tests, smoke checks)
+  // The balances' cache-hot test (Costs::cache_hot); the table's verdicts
+  // are for the default.
+  CacheHotModel cache_hot = CacheHotModel::table;
   std::function<void(const std::string&)> progress;  // one line per run
 };
 
@@ -71,7 +74,7 @@ inline std::uint64_t mix(std::uint64_t seed, std::uint64_t a) { return seed * 0x
 template <class Wake, class Balance = taskplace::DefaultBalanceTraits, class Topo>
 Report simulate(const Topo& topo, Workload w, Nanoseconds warm, Nanoseconds measure, std::uint64_t seed,
                 Options& o, Table& t) {
-  Machine<Topo, Wake, Balance> m{topo, std::move(w), Costs{}, seed};
+  Machine<Topo, Wake, Balance> m{topo, std::move(w), Costs{.cache_hot = o.cache_hot}, seed};
   if (o.trace != nullptr) {
     m.set_trace(o.trace);
     o.trace = nullptr;
@@ -84,7 +87,7 @@ Report simulate(const Topo& topo, Workload w, Nanoseconds warm, Nanoseconds meas
 template <class Wake, class Balance = taskplace::DefaultBalanceTraits, class Topo>
 Report simulate_finite(const Topo& topo, Workload w, Nanoseconds limit, std::uint64_t seed, Options& o,
                        Table& t) {
-  Machine<Topo, Wake, Balance> m{topo, std::move(w), Costs{}, seed};
+  Machine<Topo, Wake, Balance> m{topo, std::move(w), Costs{.cache_hot = o.cache_hot}, seed};
   if (o.trace != nullptr) {
     m.set_trace(o.trace);
     o.trace = nullptr;
