@@ -53,6 +53,10 @@ inline constexpr std::uint32_t sis_util_scale_pct = 117;
 // (the machine level exists only above a node).
 inline constexpr std::array<std::uint32_t, 5> cache_nice_tries = {0, 1, 1, 1, 2};
 
+// Queued tasks a balance judges at most, one pull (TaskHot::find_movable).
+// default 32; kernel: sysctl_sched_nr_migrate (env->loop_max).
+inline constexpr std::uint32_t nr_migrate = 32;
+
 // The task a CPU will run next (its wake-up buddy) is cache hot for a
 // balance whose destination has tasks. default on; kernel: CACHE_HOT_BUDDY.
 inline constexpr bool cache_hot_buddy = true;

@@ -346,6 +346,26 @@ void drive_task_hot(fuzz::Bytes& in) {
     if (outcome != PullOutcome::refused) shadow[level] = 0;
     else if (kind == BalanceKind::periodic) shadow[level] = std::min<std::uint64_t>(shadow[level] + 1, UINT32_MAX);
     for (std::uint32_t l = 0; l < max_levels; ++l) FUZZ_CHECK(s.nr_balance_failed[l] == shadow[l]);
+    // find_movable over a few stamps agrees with can_migrate one by one.
+    {
+      Nanoseconds q[6];
+      const std::uint32_t n = in.below(7), limit = in.below(8);
+      for (std::uint32_t j = 0; j < n; ++j) q[j] = next_time(in, now);
+      const auto r = h.find_movable(s, level, m.kind, q, q + n, [](Nanoseconds t) { return t; }, now,
+                                    m.dst_nr_running, limit);
+      std::uint32_t expect_looked = 0, expect_at = n;
+      for (std::uint32_t j = 0; j < n && j < limit; ++j) {
+        ++expect_looked;
+        if (h.can_migrate(s, level, {.kind = m.kind, .last_ran = q[j], .dst_nr_running = m.dst_nr_running}, now)) {
+          expect_at = j;
+          break;
+        }
+      }
+      FUZZ_CHECK(r.looked == expect_looked);
+      FUZZ_CHECK(r.found == (expect_at < n));
+      FUZZ_CHECK(r.hot == r.looked - (r.found ? 1u : 0u));
+      if (r.found) FUZZ_CHECK(r.it == q + expect_at);
+    }
     // Now and then, a count near the top: it must saturate, never wrap.
     if (in.below(16) == 0) {
       s.nr_balance_failed[level] = UINT32_MAX - in.below(2);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 using namespace std::chrono_literals;
 using taskplace::BalanceKind;
@@ -187,4 +188,47 @@ TEST_CASE("pull outcomes have names", "[task_hot]") {
   CHECK(std::string_view(to_string(PullOutcome::moved)) == "moved");
   CHECK(std::string_view(to_string(PullOutcome::balanced)) == "balanced");
   CHECK(std::string_view(to_string(PullOutcome::refused)) == "refused");
+}
+
+TEST_CASE("find_movable takes the first candidate the test lets go, judging at most nr_migrate", "[task_hot]") {
+  const TaskHot<> hot{};
+  TaskHot<>::state s{};
+  const Nanoseconds now = 10ms;
+  // Last-ran stamps of a victim's queue: hot, hot, cold, cold.
+  const std::vector<Nanoseconds> q = {now - 10us, now - 200us, now - 600us, now - 5ms};
+  auto stamp = [](Nanoseconds t) { return t; };
+  auto r = hot.find_movable(s, 0, LevelKind::llc, q.begin(), q.end(), stamp, now);
+  REQUIRE(r.found);
+  CHECK(r.it == q.begin() + 2);  // the first cold one
+  CHECK(r.looked == 3);
+  CHECK(r.hot == 2);
+  // From the other end (a pool that gives up its newest first): the 5 ms one.
+  auto b = hot.find_movable(s, 0, LevelKind::llc, q.rbegin(), q.rend(), stamp, now);
+  REQUIRE(b.found);
+  CHECK(*b.it == now - 5ms);
+  CHECK(b.looked == 1);
+  CHECK(b.hot == 0);
+  // A limit of 2 (the kernel's loop_max) stops before the cold ones.
+  auto l = hot.find_movable(s, 0, LevelKind::llc, q.begin(), q.end(), stamp, now, 0, 2);
+  CHECK_FALSE(l.found);
+  CHECK(l.it == q.begin() + 2);
+  CHECK(l.looked == 2);
+  CHECK(l.hot == 2);
+  // All hot: none found, every one judged, the scan at the end.
+  const std::vector<Nanoseconds> all_hot(40, now - 1us);
+  auto n = hot.find_movable(s, 0, LevelKind::llc, all_hot.begin(), all_hot.end(), stamp, now);
+  CHECK_FALSE(n.found);
+  CHECK(n.looked == taskplace::tunables::nr_migrate);  // 32 of 40
+  CHECK(n.hot == 32);
+  // Enough failed periodic balances: the first candidate goes, hot or not.
+  hot.record(s, 0, BalanceKind::periodic, PullOutcome::refused);
+  hot.record(s, 0, BalanceKind::periodic, PullOutcome::refused);
+  auto f = hot.find_movable(s, 0, LevelKind::llc, all_hot.begin(), all_hot.end(), stamp, now);
+  CHECK(f.found);
+  CHECK(f.it == all_hot.begin());
+  // An empty queue: nothing judged.
+  const std::vector<Nanoseconds> none;
+  auto e = hot.find_movable(s, 0, LevelKind::llc, none.begin(), none.end(), stamp, now);
+  CHECK_FALSE(e.found);
+  CHECK(e.looked == 0);
 }

@@ -31,6 +31,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <type_traits>
 
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/assert.hpp"
@@ -186,6 +188,43 @@ class TaskHot {
       f = 0;
     else if (kind == BalanceKind::periodic)
       f = detail::saturating_inc(f);
+  }
+
+  // What find_movable() found.
+  template <class It>
+  struct Found {
+    It it;                     // the task to take; the scan's end when none
+    bool found = false;
+    std::uint32_t looked = 0;  // candidates judged
+    std::uint32_t hot = 0;     // ... of which left as hot (looked - found)
+  };
+
+  // Returns: the first of the candidates [first, last), at most `limit`
+  //   of them (kernel detach_tasks(): env->loop_max, sysctl_sched_nr_migrate),
+  //   that a balance at `level` (of kind `kind`) may take (can_migrate),
+  //   each judged by `last_ran(*it)` (its Move::last_ran); the counts say
+  //   how many were judged and how many were left as hot. Walk the victim's
+  //   queue in the order it should give tasks up (the kernel's: least
+  //   recently run first).
+  // Precondition (checked): level < max_levels.
+  // Complexity: at most `limit` can_migrate calls. Thread-safety: as
+  //   can_migrate; the caller holds whatever guards the candidates.
+  template <std::input_or_output_iterator It, std::sentinel_for<It> S, class LastRan>
+    requires std::is_invocable_r_v<Nanoseconds, LastRan&, std::iter_reference_t<It>>
+  constexpr Found<It> find_movable(const state& s, std::uint32_t level, LevelKind kind, It first, S last,
+                                   LastRan last_ran, Nanoseconds now, std::uint32_t dst_nr_running = 0,
+                                   std::uint32_t limit = tunables::nr_migrate) const TASKPLACE_NOEXCEPT {
+    Found<It> r{first};
+    for (; r.it != last && r.looked < limit; ++r.it) {
+      ++r.looked;
+      const Move m{.kind = kind, .last_ran = last_ran(*r.it), .dst_nr_running = dst_nr_running};
+      if (can_migrate(s, level, m, now)) {
+        r.found = true;
+        return r;
+      }
+      ++r.hot;
+    }
+    return r;
   }
 };
 

@@ -553,34 +553,30 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     if (got != nullptr) g.steals_.fetch_add(1, std::memory_order_relaxed);
     return got;
   }
-  // Returns: the first of the (at most 32) oldest fibers queued on worker
-  //   `victim` that TaskHot lets this worker take across hot.level (kernel
-  //   detach_tasks() and can_migrate_task()), removed from the queue; or
+  // Returns: the first of the (at most nr_migrate) oldest fibers queued on
+  //   worker `victim` that TaskHot lets this worker take across hot.level
+  //   (kernel detach_tasks() and can_migrate_task()), removed from the queue; or
   //   nullptr, each hot fiber passed over counted in hot_skips, and
   //   hot.refused set when the queue was not empty.
   // Thread-safety: reads each candidate's last_ran under the victim's mutex:
   //   its last writer (the thread that ran or queued it) wrote it before
   //   the push that took this mutex.
   context* take_cold(CpuId victim, HotPull& hot) noexcept {
-    constexpr std::size_t nr_migrate = 32;  // kernel sysctl_sched_nr_migrate
     G& g = *g_;
     auto& s = g.slots_[victim];
-    const auto& self = g.slots_[id_].hot;
     const std::uint32_t dst_nr_running = g.nr_running(id_);
     std::lock_guard lk(s.m);
-    std::size_t looked = 0;
-    for (auto it = s.q.begin(); it != s.q.end() && looked < nr_migrate; ++it, ++looked) {
-      const taskplace::Move m{.kind = hot.kind, .last_ran = base::properties(*it).last_ran,
-                              .dst_nr_running = dst_nr_running};
-      if (g.task_hot.can_migrate(self, hot.level, m, hot.now)) {
-        context* ctx = *it;
-        s.q.erase(it);
-        s.queued.fetch_sub(1, std::memory_order_relaxed);
-        return ctx;
-      }
-      g.hot_skips_.fetch_add(1, std::memory_order_relaxed);
+    const auto r = g.task_hot.find_movable(
+        g.slots_[id_].hot, hot.level, hot.kind, s.q.begin(), s.q.end(),
+        [this](context* c) { return base::properties(c).last_ran; }, hot.now, dst_nr_running);
+    if (r.hot > 0) g.hot_skips_.fetch_add(r.hot, std::memory_order_relaxed);
+    if (r.found) {
+      context* ctx = *r.it;
+      s.q.erase(r.it);
+      s.queued.fetch_sub(1, std::memory_order_relaxed);
+      return ctx;
     }
-    if (looked > 0) hot.refused = true;
+    if (r.looked > 0) hot.refused = true;
     return nullptr;
   }
   // Returns: the oldest fiber of the first worker of `cpus` with one queued

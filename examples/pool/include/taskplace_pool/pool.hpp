@@ -551,8 +551,8 @@ class Pool {
 
   // Effects: adds one to a counter only its worker writes (a relaxed load
   // and store: no locked instruction; stats() reads it from anywhere).
-  static void bump(std::atomic<std::uint64_t>& c) noexcept {
-    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  static void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
 
   // Effects: sets the overload flag if `w` now holds two or more tasks
@@ -820,25 +820,20 @@ class Pool {
     return false;
   }
 
-  // Returns: the newest queued task of `v` (among its 32 newest) that
-  //   TaskHot lets `self` take across `level`, removed from v's queue; or
-  //   null, each hot task looked at counted in self.hot_skips.
+  // Returns: the newest queued task of `v` (among its nr_migrate newest)
+  //   that TaskHot lets `self` take across `level`, removed from v's
+  //   queue; or null. Each hot task looked at counts in self.hot_skips.
   // Precondition: v.m held.
   detail::TaskControl* take_cold(Worker& v, Worker& self, std::uint32_t level, taskplace::LevelKind kind,
                                  Nanoseconds now) {
-    constexpr std::size_t nr_migrate = 32;  // kernel sysctl_sched_nr_migrate
-    std::size_t looked = 0;
-    for (auto it = v.q.end(); it != v.q.begin() && looked < nr_migrate; ++looked) {
-      --it;
-      const taskplace::Move m{.kind = kind, .last_ran = (*it)->last_ran, .dst_nr_running = self.nr_running()};
-      if (opts_.task_hot.can_migrate(self.hot, level, m, now)) {
-        detail::TaskControl* t = *it;
-        v.q.erase(it);
-        return t;
-      }
-      bump(self.hot_skips);
-    }
-    return nullptr;
+    const auto r = opts_.task_hot.find_movable(
+        self.hot, level, kind, v.q.rbegin(), v.q.rend(), [](const detail::TaskControl* t) { return t->last_ran; },
+        now, self.nr_running());
+    bump(self.hot_skips, r.hot);
+    if (!r.found) return nullptr;
+    detail::TaskControl* t = *r.it;
+    v.q.erase(std::next(r.it).base());
+    return t;
   }
 
   // Effects: tells the workers to stop once the pool is quiescent (no
