@@ -46,8 +46,9 @@ inline constexpr std::uint32_t smt_imbalance_pct = 110;
 // kernel: SIS_UTIL (v5.20), sd_llc_shared->nr_idle_scan.
 inline constexpr std::uint32_t sis_util_scale_pct = 117;
 
-// Periodic balances in a row that must fail at a level before it moves a
-// cache-hot task, indexed by LevelKind {smt, cluster, llc, node, machine}.
+// A level moves a cache-hot task once more than this many of its periodic
+// balances in a row failed, indexed by LevelKind {smt, cluster, llc, node,
+// machine}.
 // default {0, 1, 1, 1, 2}; kernel: sd->cache_nice_tries from sd_init()
 // (v3.16): 0 for SMT, 1 for cache-sharing and package levels, 2 for NUMA
 // (the machine level exists only above a node).

@@ -607,12 +607,20 @@ BOOST_AUTO_TEST_CASE(failed_idle_polls_let_a_hot_fiber_go) {
   // cache_nice_tries 2: the two workers' level must refuse in three idle
   // polls in a row (each finds only the hot fiber queued) before any
   // balance there, the next poll or a newidle one, may move it. Newidle
-  // refusals never add to the count, so at least three polls came first.
+  // refusals never add to the count, so at least three polls came first:
+  // the polls are read as soon as a fiber of the pair sees the steal (worker
+  // 1 keeps polling afterwards).
   AffineGroup group{2};
   cache_hot::configure(group, true, 2);
-  cache_hot::run_hot_pair(group, [&] { return group.stats().steals >= 1; });
+  std::atomic<std::uint64_t> polls_at_steal{0};
+  cache_hot::run_hot_pair(group, [&] {
+    if (group.stats().steals < 1) return false;
+    std::uint64_t none = 0;
+    polls_at_steal.compare_exchange_strong(none, static_cast<std::uint64_t>(cache_hot::polls(group)));
+    return true;
+  });
   const auto st = group.stats();
-  const auto polls = cache_hot::polls(group);
+  const auto polls = polls_at_steal.load();
   BOOST_TEST_MESSAGE("polls " << polls << ", steals " << st.steals << ", hot skips " << st.hot_skips);
   BOOST_TEST(st.steals >= 1u);
   BOOST_TEST(st.hot_skips >= 3u);

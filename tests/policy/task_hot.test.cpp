@@ -214,7 +214,8 @@ TEST_CASE("find_movable takes the first candidate the test lets go, judging at m
   CHECK(l.it == q.begin() + 2);
   CHECK(l.looked == 2);
   CHECK(l.hot == 2);
-  // All hot: none found, every one judged, the scan at the end.
+  // All hot: none found; the first nr_migrate (32 of 40) judged, the scan
+  // stopped after them.
   const std::vector<Nanoseconds> all_hot(40, now - 1us);
   auto n = hot.find_movable(s, 0, LevelKind::llc, all_hot.begin(), all_hot.end(), stamp, now);
   CHECK_FALSE(n.found);

@@ -21,9 +21,9 @@
 // refill on every access, and the source CPU (which will run it within a
 // few microseconds anyway) loses it. So a balance leaves a hot task where
 // it is. But a level whose periodic balances keep finding an imbalance and
-// keep moving nothing is stuck: after cache_nice_tries such failures in a
-// row the imbalance outweighs the cache and the next balance may move a
-// hot task. Newidle balances never count as failures: they run thousands
+// keep moving nothing is stuck: once such failures in a row exceed
+// cache_nice_tries the imbalance outweighs the cache and the next balance
+// may move a hot task. Newidle balances never count as failures: they run thousands
 // of times a second and would make every task fair game within a
 // millisecond (the kernel's comment in load_balance()).
 #pragma once
@@ -127,8 +127,8 @@ class TaskHot {
   // A task that ran within this is hot; 0: no task is (kernel 0), < 0: every
   // task is (kernel -1). default 500us; kernel: sysctl_sched_migration_cost
   Nanoseconds migration_cost = tunables::migration_cost;
-  // Failed periodic balances a level takes, in a row, before it moves a hot
-  // task; indexed by LevelKind. default {0, 1, 1, 1, 2}; kernel:
+  // A level moves a hot task once its failed periodic balances in a row
+  // exceed this; indexed by LevelKind. default {0, 1, 1, 1, 2}; kernel:
   // sd->cache_nice_tries from sd_init()
   std::array<std::uint32_t, 5> cache_nice_tries = tunables::cache_nice_tries;
   // The source CPU's next pick is hot. default on; kernel: CACHE_HOT_BUDDY
@@ -151,9 +151,9 @@ class TaskHot {
     return detail::elapsed(m.last_ran, now) < migration_cost;
   }
 
-  // Returns: the failures in a row a level of kind `kind` takes before it
-  //   moves a hot task. A kind outside LevelKind reads as the machine
-  //   level's.
+  // Returns: the cache_nice_tries of a level of kind `kind`: it moves a hot
+  //   task once its failures in a row exceed this. A kind outside
+  //   LevelKind reads as the machine level's.
   constexpr std::uint32_t tries(LevelKind kind) const noexcept {
     const auto i = static_cast<std::size_t>(kind);
     return cache_nice_tries[i < cache_nice_tries.size() ? i : cache_nice_tries.size() - 1];

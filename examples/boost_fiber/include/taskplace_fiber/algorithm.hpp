@@ -580,12 +580,26 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     return nullptr;
   }
   // Returns: the oldest fiber of the first worker of `cpus` with one queued
-  //   (one it may take, with `hot`), or nullptr.
+  //   (one it may take, with `hot`), or nullptr. With `hot`, the workers of
+  //   the level below hot->level are left to that level's balance (kernel:
+  //   a domain never takes its own group as the busiest), so a hot fiber
+  //   there adds to no outer level's failure count.
   template <class Cpus>
   context* steal_from(const Cpus& cpus, HotPull* hot) noexcept {
-    for (auto c : cpus)
-      if (context* got = steal(static_cast<CpuId>(c), hot)) return got;
+    for (auto c : cpus) {
+      const auto victim = static_cast<CpuId>(c);
+      if (hot != nullptr && hot->level > 0 && in_level(hot->level - 1, victim)) continue;
+      if (context* got = steal(victim, hot)) return got;
+    }
     return nullptr;
+  }
+  // Returns: whether worker c is in this worker's level `level` (spans ascend).
+  bool in_level(std::uint32_t level, CpuId c) const noexcept {
+    for (auto x : g_->topo_.level_cpus(id_, level)) {
+      if (static_cast<CpuId>(x) == c) return true;
+      if (static_cast<CpuId>(x) > c) return false;
+    }
+    return false;
   }
   // Effects: records how a pull with the cache-hot test ended (kernel
   //   load_balance()'s nr_balance_failed): moved, refused (a victim had

@@ -771,8 +771,11 @@ class Pool {
   // Effects: one balance at `level` (of kind `kind`): moves one queued
   // task from a worker of `cpus` to `self`, taken from the victim's tail
   // (the task that would wait longest there). With cache_hot_steals, the
-  // first from the tail that TaskHot lets go (kernel detach_tasks(): at
-  // most nr_migrate = 32 looked at), and the level's failure count
+  // first from the victim's head (the longest queued, so the least
+  // recently run: kernel detach_tasks() starts there too, and looks at
+  // nr_migrate = 32 at most) that TaskHot lets go; the workers of the
+  // level below are left to that level's balance (kernel: a domain never
+  // picks its local group as the busiest), and the level's failure count
   // records how the balance ended.
   // Returns: whether a task moved.
   template <class Cpus>
@@ -784,6 +787,7 @@ class Pool {
     for (auto x : cpus) {
       const auto c = static_cast<CpuId>(x);
       if (c == self.cpu) continue;
+      if (hot_test && level > 0 && in_level(self.cpu, level - 1, c)) continue;
       Worker& v = *workers_[c];
       bump(self.steal_attempts);
       // Kernel find_busiest_queue: a CPU whose only task is the one it is
@@ -820,20 +824,29 @@ class Pool {
     return false;
   }
 
-  // Returns: the newest queued task of `v` (among its nr_migrate newest)
-  //   that TaskHot lets `self` take across `level`, removed from v's
-  //   queue; or null. Each hot task looked at counts in self.hot_skips.
+  // Returns: the longest queued task of `v` (among its nr_migrate longest
+  //   queued) that TaskHot lets `self` take across `level`, removed from
+  //   v's queue; or null. Each hot task looked at counts in self.hot_skips.
   // Precondition: v.m held.
   detail::TaskControl* take_cold(Worker& v, Worker& self, std::uint32_t level, taskplace::LevelKind kind,
                                  Nanoseconds now) {
     const auto r = opts_.task_hot.find_movable(
-        self.hot, level, kind, v.q.rbegin(), v.q.rend(), [](const detail::TaskControl* t) { return t->last_ran; },
+        self.hot, level, kind, v.q.begin(), v.q.end(), [](const detail::TaskControl* t) { return t->last_ran; },
         now, self.nr_running());
     bump(self.hot_skips, r.hot);
     if (!r.found) return nullptr;
     detail::TaskControl* t = *r.it;
-    v.q.erase(std::next(r.it).base());
+    v.q.erase(r.it);
     return t;
+  }
+
+  // Returns: whether worker c is in cpu's level `level` (spans ascend).
+  bool in_level(CpuId cpu, std::uint32_t level, CpuId c) const {
+    for (auto x : topo_.level_cpus(cpu, level)) {
+      if (static_cast<CpuId>(x) == c) return true;
+      if (static_cast<CpuId>(x) > c) return false;
+    }
+    return false;
   }
 
   // Effects: tells the workers to stop once the pool is quiescent (no
@@ -970,15 +983,23 @@ class Pool {
     }
     if (why == park_kicked) {
       // Periodic balance on behalf of a busy worker (kernel nohz idle
-      // balance): not cost-gated; the levels nearest first, each a
-      // periodic balance for the cache-hot test's failure counts.
+      // balance): not cost-gated. Each other worker once, from the next
+      // one on; with cache_hot_steals the levels nearest first instead,
+      // each a periodic balance for the cache-hot test's failure counts.
       bump(w.kicks);
-      const auto levels = std::min<std::uint32_t>(static_cast<std::uint32_t>(topo_.level_count(w.cpu)),
-                                                  taskplace::max_levels);
-      for (std::uint32_t i = 0; i < levels; ++i)
-        if (steal_from(w, topo_.level_cpus(w.cpu, i), i, topo_.level_kind(w.cpu, i),
-                       taskplace::BalanceKind::periodic))
-          break;
+      if (!opts_.cache_hot_steals) {
+        for (CpuId i = 1; i < n_; ++i) {
+          const CpuId one[1] = {(w.cpu + i) % n_};
+          if (steal_from(w, one, 0, taskplace::LevelKind::machine, taskplace::BalanceKind::periodic)) break;
+        }
+      } else {
+        const auto levels = std::min<std::uint32_t>(static_cast<std::uint32_t>(topo_.level_count(w.cpu)),
+                                                    taskplace::max_levels);
+        for (std::uint32_t i = 0; i < levels; ++i)
+          if (steal_from(w, topo_.level_cpus(w.cpu, i), i, topo_.level_kind(w.cpu, i),
+                         taskplace::BalanceKind::periodic))
+            break;
+      }
     }
     return pop_local(w);
   }
