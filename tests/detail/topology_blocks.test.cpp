@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 using taskplace::CpuId;
@@ -55,4 +56,17 @@ TEST_CASE("lower_bound_index is the index lower_bound finds", "[topology_blocks]
         CHECK(bad == 0);
       }
   CHECK(CpuBlocks{}.lower_bound_index(3) == 0);  // empty
+}
+
+TEST_CASE("range_contains finds exactly the members of an ascending CPU range", "[topology_blocks]") {
+  using taskplace::detail::range_contains;
+  // The x86 SMT-2 shape: 2,3,10,11.
+  const CpuBlocks b{2, 2, 8, 4};
+  const std::vector<CpuId> v = {2, 3, 10, 11};
+  for (CpuId c = 0; c < 16; ++c) {
+    const bool want = c == 2 || c == 3 || c == 10 || c == 11;
+    CHECK(range_contains(b, c) == want);
+    CHECK(range_contains(std::span<const CpuId>(v), c) == want);
+  }
+  CHECK_FALSE(range_contains(std::span<const CpuId>{}, 0));
 }

@@ -128,6 +128,14 @@ constexpr std::uint32_t lower_bound_index(const Range& r, CpuId c) {
   }
 }
 
+// Whether the ascending CPU range r holds c (a level's span, say).
+template <class Range>
+constexpr bool range_contains(const Range& r, CpuId c) {
+  const std::uint32_t i = lower_bound_index(r, c);
+  return i < std::ranges::size(r) &&
+         static_cast<CpuId>(std::ranges::begin(r)[static_cast<std::ptrdiff_t>(i)]) == c;
+}
+
 }  // namespace taskplace::detail
 
 // Borrowed: iterators hold copies of the parameters, never a pointer.

@@ -40,6 +40,7 @@
 #include "taskplace/clock.hpp"
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/math.hpp"
+#include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
@@ -588,18 +589,12 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   context* steal_from(const Cpus& cpus, HotPull* hot) noexcept {
     for (auto c : cpus) {
       const auto victim = static_cast<CpuId>(c);
-      if (hot != nullptr && hot->level > 0 && in_level(hot->level - 1, victim)) continue;
+      if (hot != nullptr && hot->level > 0 &&
+          taskplace::detail::range_contains(g_->topo_.level_cpus(id_, hot->level - 1), victim))
+        continue;
       if (context* got = steal(victim, hot)) return got;
     }
     return nullptr;
-  }
-  // Returns: whether worker c is in this worker's level `level` (spans ascend).
-  bool in_level(std::uint32_t level, CpuId c) const noexcept {
-    for (auto x : g_->topo_.level_cpus(id_, level)) {
-      if (static_cast<CpuId>(x) == c) return true;
-      if (static_cast<CpuId>(x) > c) return false;
-    }
-    return false;
   }
   // Effects: records how a pull with the cache-hot test ended (kernel
   //   load_balance()'s nr_balance_failed): moved, refused (a victim had

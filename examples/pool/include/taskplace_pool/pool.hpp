@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "taskplace/clock.hpp"
+#include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
@@ -787,7 +788,8 @@ class Pool {
     for (auto x : cpus) {
       const auto c = static_cast<CpuId>(x);
       if (c == self.cpu) continue;
-      if (hot_test && level > 0 && in_level(self.cpu, level - 1, c)) continue;
+      if (hot_test && level > 0 && taskplace::detail::range_contains(topo_.level_cpus(self.cpu, level - 1), c))
+        continue;
       Worker& v = *workers_[c];
       bump(self.steal_attempts);
       // Kernel find_busiest_queue: a CPU whose only task is the one it is
@@ -840,14 +842,6 @@ class Pool {
     return t;
   }
 
-  // Returns: whether worker c is in cpu's level `level` (spans ascend).
-  bool in_level(CpuId cpu, std::uint32_t level, CpuId c) const {
-    for (auto x : topo_.level_cpus(cpu, level)) {
-      if (static_cast<CpuId>(x) == c) return true;
-      if (static_cast<CpuId>(x) > c) return false;
-    }
-    return false;
-  }
 
   // Effects: tells the workers to stop once the pool is quiescent (no
   // runnable task, no pending timer), wakes the parked ones to see it,
