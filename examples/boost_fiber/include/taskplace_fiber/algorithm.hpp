@@ -20,13 +20,11 @@
 #include <chrono>
 #include <concepts>
 #include <condition_variable>
-#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -644,21 +642,11 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
                 .kind = counted > 0 ? t.level_kind(id_, last) : taskplace::LevelKind::machine,
                 .why = periodic,
                 .now = g_->clock_.now()};
-    context* got = nullptr;
-    if (counted > 0) {
-      const auto span = t.level_cpus(id_, last);
-      got = steal_from(span, &hot);
-      // Then the workers the last level leaves out (its CPUs ascend).
-      auto it = std::ranges::begin(span);
-      const auto end = std::ranges::end(span);
-      for (CpuId victim = 0; got == nullptr && victim < g_->worker_count(); ++victim) {
-        while (it != end && static_cast<CpuId>(*it) < victim) ++it;
-        if (it != end && static_cast<CpuId>(*it) == victim) continue;
+    context* got = counted > 0 ? steal_from(t.level_cpus(id_, last), &hot) : nullptr;
+    // Then the workers the last level leaves out.
+    for (CpuId victim = 0; got == nullptr && victim < g_->worker_count(); ++victim)
+      if (counted == 0 || !taskplace::detail::range_contains(t.level_cpus(id_, last), victim))
         got = steal(victim, &hot);
-      }
-    } else {
-      for (CpuId victim = 0; got == nullptr && victim < g_->worker_count(); ++victim) got = steal(victim, &hot);
-    }
     record(hot, got != nullptr);
     return got;
   }
