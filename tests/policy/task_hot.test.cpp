@@ -201,26 +201,26 @@ TEST_CASE("find_movable takes the first candidate the test lets go, judging at m
   REQUIRE(r.found);
   CHECK(r.it == q.begin() + 2);  // the first cold one
   CHECK(r.looked == 3);
-  CHECK(r.hot == 2);
+  CHECK(r.hot() == 2);
   // From the other end (a pool that gives up its newest first): the 5 ms one.
   auto b = hot.find_movable(s, 0, LevelKind::llc, q.rbegin(), q.rend(), stamp, now);
   REQUIRE(b.found);
   CHECK(*b.it == now - 5ms);
   CHECK(b.looked == 1);
-  CHECK(b.hot == 0);
+  CHECK(b.hot() == 0);
   // A limit of 2 (the kernel's loop_max) stops before the cold ones.
   auto l = hot.find_movable(s, 0, LevelKind::llc, q.begin(), q.end(), stamp, now, 0, 2);
   CHECK_FALSE(l.found);
   CHECK(l.it == q.begin() + 2);
   CHECK(l.looked == 2);
-  CHECK(l.hot == 2);
+  CHECK(l.hot() == 2);
   // All hot: none found; the first nr_migrate (32 of 40) judged, the scan
   // stopped after them.
   const std::vector<Nanoseconds> all_hot(40, now - 1us);
   auto n = hot.find_movable(s, 0, LevelKind::llc, all_hot.begin(), all_hot.end(), stamp, now);
   CHECK_FALSE(n.found);
   CHECK(n.looked == taskplace::tunables::nr_migrate);  // 32 of 40
-  CHECK(n.hot == 32);
+  CHECK(n.hot() == 32);
   // Enough failed periodic balances: the first candidate goes, hot or not.
   hot.record(s, 0, BalanceKind::periodic, PullOutcome::refused);
   hot.record(s, 0, BalanceKind::periodic, PullOutcome::refused);

@@ -196,7 +196,8 @@ class TaskHot {
     It it;                     // the task to take; the scan's end when none
     bool found = false;
     std::uint32_t looked = 0;  // candidates judged
-    std::uint32_t hot = 0;     // ... of which left as hot (looked - found)
+    // Returns: how many of them were left as hot.
+    constexpr std::uint32_t hot() const noexcept { return looked - (found ? 1u : 0u); }
   };
 
   // Returns: the first of the candidates [first, last), at most `limit`
@@ -222,7 +223,6 @@ class TaskHot {
         r.found = true;
         return r;
       }
-      ++r.hot;
     }
     return r;
   }

@@ -568,7 +568,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     const auto r = g.task_hot.find_movable(
         g.slots_[id_].hot, hot.level, hot.kind, s.q.begin(), s.q.end(),
         [this](context* c) { return base::properties(c).last_ran; }, hot.now, dst_nr_running);
-    if (r.hot > 0) g.hot_skips_.fetch_add(r.hot, std::memory_order_relaxed);
+    if (r.hot() > 0) g.hot_skips_.fetch_add(r.hot(), std::memory_order_relaxed);
     if (r.found) {
       context* ctx = *r.it;
       s.q.erase(r.it);

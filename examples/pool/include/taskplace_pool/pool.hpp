@@ -835,7 +835,7 @@ class Pool {
     const auto r = opts_.task_hot.find_movable(
         self.hot, level, kind, v.q.begin(), v.q.end(), [](const detail::TaskControl* t) { return t->last_ran; },
         now, self.nr_running());
-    bump(self.hot_skips, r.hot);
+    bump(self.hot_skips, r.hot());
     if (!r.found) return nullptr;
     detail::TaskControl* t = *r.it;
     v.q.erase(r.it);
