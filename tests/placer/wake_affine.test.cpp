@@ -136,6 +136,23 @@ TEST_CASE("huge loads are clamped instead of overflowing", "[wake_affine]") {
   CHECK(decide(westmere, m, 0, 1, false, huge).reason == AffineReason::load_prev);
 }
 
+TEST_CASE("an imbalance_pct near UINT32_MAX does not overflow the load test", "[wake_affine]") {
+  ScriptedMachine<> m{4};
+  // pct 2^31 - 100 makes the factor 100 + (2^31 - 200) / 2 = 2^30; with
+  // prev's load 2^40 (wakee 0) prev's side is 2^70, which a 64-bit product
+  // wraps to 0, so the wakee stayed on prev. The waking side, 2^40 * 100,
+  // is far below 2^70: pull.
+  m.busy(0, 2, std::uint64_t{1} << 40).busy(2, 2, std::uint64_t{1} << 40);
+  CHECK(decide(q6600, m, 0, 2, false, 0, 1024, WakeAffine{.imbalance_pct = 2'147'483'548u}).reason ==
+        AffineReason::load_waking);
+  // The largest factor (2,147,483,697) with loads clamped at 2^48: 2^48
+  // times it wrapped to 49 * 2^48, below the waking side's 100 * 2^48.
+  constexpr auto huge = std::numeric_limits<std::uint64_t>::max();
+  m.busy(0, 2, huge).busy(2, 2, huge);
+  CHECK(decide(q6600, m, 0, 2, false, 0, 1024, WakeAffine{.imbalance_pct = UINT32_MAX}).reason ==
+        AffineReason::load_waking);
+}
+
 TEST_CASE("imbalance_pct is a tunable of the policy object", "[wake_affine]") {
   ScriptedMachine<> m{12};
   m.busy(0, 2, 1000).busy(1, 2, 1000);

@@ -53,4 +53,15 @@ constexpr std::uint64_t wide_mul(std::uint32_t a, std::uint32_t b) noexcept {
   return static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b);
 }
 
+// The sign of a * b - x, exact for every input: the product is formed in
+// two 64-bit halves (a 96-bit value at most), so it never wraps.
+constexpr int compare_product(std::uint64_t a, std::uint32_t b, std::uint64_t x) noexcept {
+  const std::uint64_t low = (a & 0xffffffffu) * b;  // < 2^64
+  const std::uint64_t high = (a >> 32) * b;         // < 2^64, weight 2^32
+  const std::uint64_t lo = low + (high << 32);
+  const std::uint64_t hi = (high >> 32) + (lo < low ? 1u : 0u);
+  if (hi != 0) return 1;
+  return lo > x ? 1 : (lo < x ? -1 : 0);
+}
+
 }  // namespace taskplace::detail

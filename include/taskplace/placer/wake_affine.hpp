@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "taskplace/concepts.hpp"
+#include "taskplace/detail/math.hpp"
 #include "taskplace/tunables.hpp"
 #include "taskplace/types.hpp"
 
@@ -78,8 +79,15 @@ template <Topology T>
 constexpr bool shares_cache(const T& t, CpuId a, CpuId b) noexcept(noexcept(t.llc_of(a))) {
   return a == b || t.llc_of(a) == t.llc_of(b);
 }
-// Loads are clamped here so that load * 100 * pct never overflows 64 bits.
+// Loads are clamped here so that (load + load) * 100 fits 64 bits; a load
+// times the imbalance factor (up to 2^31 for any imbalance_pct) is
+// compared exactly (compare_product), never formed in 64 bits.
 inline constexpr std::uint64_t max_affine_load = std::uint64_t{1} << 48;
+// 100 + half the percentage above 100: the side of a load comparison that
+// favours prev (108 at 117). Below 100 reads as 100.
+constexpr std::uint32_t affine_bias_factor(std::uint32_t pct) noexcept {
+  return 100 + (pct > 100 ? (pct - 100) / 2 : 0);
+}
 }  // namespace detail
 
 // The kernel's decision (default). First the idle test: an idle waking CPU
@@ -129,9 +137,11 @@ struct WakeAffine {
     // v4.16: prev_eff_load + 1 when sync, so that the search may stack the
     // wakee on the leaving waker if nothing is idle); otherwise a tie keeps
     // prev.
-    const std::uint64_t prev_eff = prev_less * (100 + (pct > 100 ? (pct - 100) / 2 : 0)) + (in.sync ? 1 : 0);
-    return this_eff < prev_eff ? AffineDecision{in.waking, AffineReason::load_waking}
-                               : AffineDecision{in.prev, AffineReason::load_prev};
+    // this_eff < prev_less * factor + sync, in exact arithmetic.
+    const int prev_side = detail::compare_product(prev_less, detail::affine_bias_factor(pct), this_eff);
+    return prev_side > 0 || (in.sync && prev_side == 0)
+               ? AffineDecision{in.waking, AffineReason::load_waking}
+               : AffineDecision{in.prev, AffineReason::load_prev};
   }
 };
 
