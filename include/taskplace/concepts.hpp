@@ -285,6 +285,34 @@ concept TaskHotRule = requires {
 };
 
 // ---------------------------------------------------------------------------
+// OverlapPolicy: measures how long a task runs on after it wakes another
+// (kernel avg_overlap, 2008-2010). Models: OverlapTracker, NoOverlap.
+//   R1 typename P::state, default-constructible (lives in the task)
+//   R2 P::enabled -> bool: false for a policy that measures nothing
+//   R3 P::on_wake_other(s, now), P::on_sleep(s, now): noexcept
+//   R4 P::average(s) -> Nanoseconds; NoOverlap answers the largest duration
+template <class P>
+concept OverlapPolicy = std::default_initializable<typename P::state> &&
+    requires(typename P::state& s, const typename P::state& cs, Nanoseconds now) {
+      { P::enabled } -> std::convertible_to<bool>;
+      { P::on_wake_other(s, now) } noexcept;
+      { P::on_sleep(s, now) } noexcept;
+      { P::average(cs) } noexcept -> std::same_as<Nanoseconds>;
+    };
+
+// ---------------------------------------------------------------------------
+// SyncAffineVariant: how a 2008 kernel's wake_affine() treated the sync hint
+// (WakeAffine2008). Models: sync2008::Unchecked, Balanced, Ignored.
+//   R1 V::honour_sync -> bool: false ignores the hint (SYNC_WAKEUPS off)
+//   R2 V::pull_needs_balance -> bool: the overlap pull also needs the
+//      balance test to pass (Mike Galbraith's fix, 2.6.26)
+template <class V>
+concept SyncAffineVariant = requires {
+  { V::honour_sync } -> std::convertible_to<bool>;
+  { V::pull_needs_balance } -> std::convertible_to<bool>;
+};
+
+// ---------------------------------------------------------------------------
 // MachineState: what the composed WakePlacer needs to know about the machine
 // right now. The embedder implements it over its own per-worker data; every
 // member takes a dense CpuId and must be cheap (it is read on every wake-up).

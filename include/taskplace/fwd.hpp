@@ -83,6 +83,19 @@ struct SmtExempt2020;  // v5.10+: never hot between SMT siblings  [default]
 template <TaskHotRule Rule = task_hot::SmtExempt2020>
 class TaskHot;
 
+// --- OverlapTracker (kernel avg_overlap, 2008-2010) ------------------------
+struct OverlapTracker;  // measures how long a task runs after waking another
+struct NoOverlap;       // measures nothing (today's kernel)  [default of WakePlacer]
+
+// --- The 2008 wake_affine (seed 001) ----------------------------------------
+namespace sync2008 {
+struct Unchecked;  // 2.6.25: a sync wake-up of two short-overlap tasks always pulls
+struct Balanced;   // 2.6.26: the pull also needs the balance test  [default]
+struct Ignored;    // SYNC_WAKEUPS off: the load test alone
+}  // namespace sync2008
+template <SyncAffineVariant Variant = sync2008::Balanced>
+struct WakeAffine2008;
+
 // --- The composed decisions ------------------------------------------------
 struct DefaultWakeTraits;     // today's kernel select_task_rq_fair for wake-ups
 template <Topology T, class Traits = DefaultWakeTraits>

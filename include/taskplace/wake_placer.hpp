@@ -22,6 +22,7 @@
 #include "taskplace/policy/cache_hot_reservation.hpp"
 #include "taskplace/policy/flip_counter.hpp"
 #include "taskplace/policy/llc_factor.hpp"
+#include "taskplace/policy/overlap_tracker.hpp"
 #include "taskplace/policy/wide_detector.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/types.hpp"
@@ -37,6 +38,7 @@ struct DefaultWakeTraits {
   using Affine = WakeAffine;          // kernel wake_affine: WA_IDLE, WA_WEIGHT, WA_BIAS
   using Search = IdleSiblingSearch;   // kernel select_idle_sibling with SIS_UTIL
   using Reservation = NoReservation;  // SIS_CACHE (seed 002) was never merged
+  using Overlap = NoOverlap;          // avg_overlap went in 2010
   using Stats = NoStats;              // schedstats off, as in production kernels
   using Hook = NoHook;                // no tracepoint attached
 };
@@ -61,6 +63,18 @@ struct PrevCpu : DefaultWakeTraits {
 struct Wang2013 : DefaultWakeTraits {
   using Flips = FlipCounter<WipeDecay>;
   using Wide = WideDetector<taskplace::Wang2013>;
+};
+// A 2008 kernel (2.6.25-2.6.26, seed 001): no wake_wide, the 2008
+// wake_affine() whose sync pull is gated by the tasks' average overlap,
+// and no idle-sibling search (the era's wake_idle() is not modelled, as
+// in AlwaysAffine). Variant: sync2008::Unchecked (2.6.25, the pgbench
+// regression), Balanced (2.6.26, its fix) or Ignored (SYNC_WAKEUPS off).
+template <class Variant = sync2008::Balanced>
+struct Linux2008 : DefaultWakeTraits {
+  using Wide = NeverWide;
+  using Affine = WakeAffine2008<Variant>;
+  using Search = NoSearch;
+  using Overlap = OverlapTracker;
 };
 // Current plus SIS_CACHE in one of its variants (seed 002).
 template <class Variant = sis_cache::V2, class Ownership = AnyTaskMayTake>
@@ -89,6 +103,21 @@ struct WakeEvent {
   Placement placement;
 };
 
+namespace detail {
+// Traits::Overlap, or NoOverlap for traits written before it existed.
+template <class Traits>
+struct overlap_of {
+  using type = NoOverlap;
+};
+template <class Traits>
+  requires requires { typename Traits::Overlap; }
+struct overlap_of<Traits> {
+  using type = typename Traits::Overlap;
+};
+template <class Affine>
+inline constexpr bool reads_overlap = requires { requires Affine::reads_overlap; };
+}  // namespace detail
+
 template <Topology T, class Traits>  // default in fwd.hpp
 class WakePlacer {
  public:
@@ -100,6 +129,7 @@ class WakePlacer {
   using affine_policy = typename Traits::Affine;
   using search_policy = typename Traits::Search;
   using reservation_policy = typename Traits::Reservation;
+  using overlap_policy = typename detail::overlap_of<Traits>::type;
   using stats_type = typename Traits::Stats::template counters<WakeCounter>;
   using hook_type = typename Traits::Hook;
 
@@ -114,7 +144,13 @@ class WakePlacer {
   static_assert(requires { typename reservation_policy::task_state; typename reservation_policy::cpu_state; },
                 "Traits::Reservation must be NoReservation or a CacheHotReservation");
 
+  static_assert(OverlapPolicy<overlap_policy>,
+                "Traits::Overlap must model taskplace::OverlapPolicy (OverlapTracker or NoOverlap)");
+  static_assert(!detail::reads_overlap<affine_policy> || overlap_policy::enabled,
+                "Traits::Affine reads the tasks' average overlap: set Traits::Overlap = OverlapTracker");
+
   static constexpr bool reserving = !std::is_same_v<reservation_policy, NoReservation>;
+  static constexpr bool tracking_overlap = overlap_policy::enabled;
 
   // Per-task state the placer reads and writes. Lives in the embedder's
   // task object. Thread-safety: the waker's flips are written by the
@@ -123,6 +159,7 @@ class WakePlacer {
   struct task_state {
     typename flips_policy::state flips{};
     [[no_unique_address]] typename reservation_policy::task_state sleep{};
+    [[no_unique_address]] typename overlap_policy::state overlap{};
     CpuId recent_cpu = no_cpu;  // kernel p->recent_used_cpu
   };
 
@@ -154,7 +191,8 @@ class WakePlacer {
       : topology_(&topology), flips_(flips), affine_(affine), search_(search),
         reservation_(reservation) {}
 
-  // Effects: records the wakee in the waker's flips, folds the sleep that
+  // Effects: records the wakee in the waker's flips (and, with an overlap
+  // policy, stamps the waker's wake-up), folds the sleep that
   // ends into the wakee's sleep average (with a reservation policy), decides
   // wide or affine, searches for an idle sibling, updates recent_cpu, counts
   // stats, calls the hook. A hand-off (w.current_cpu) whose waking CPU is
@@ -179,11 +217,15 @@ class WakePlacer {
     const CpuId prev = w.prev_cpu < n ? w.prev_cpu : waking;
     stats_.add(WakeCounter::wakeups);
 
-    // 1. The waker's flip count.
+    // 1. The waker's flip count, and the start of its overlap (read
+    // before the stamp: the affine step judges the overlaps measured so far).
     std::uint32_t waker_flips = 0;
+    const Nanoseconds waker_overlap =
+        w.waker != nullptr ? overlap_policy::average(w.waker->overlap) : Nanoseconds::max();
     if (w.waker != nullptr) {
       flips_.record(w.waker->flips, w.wakee_key, now);
       waker_flips = flips_.flips(w.waker->flips);
+      overlap_policy::on_wake_other(w.waker->overlap, now);
     }
     if constexpr (reserving) reservation_.on_wakeup(w.wakee->sleep, now);
 
@@ -217,8 +259,9 @@ class WakePlacer {
       p.affine = AffineReason::same_cpu;
     } else {
       stats_.add(WakeCounter::affine_considered);
-      const AffineDecision d = affine_.decide(
-          AffineInput<T, M>{t, machine, waking, prev, w.sync, w.wakee_load, w.waker_load});
+      const AffineDecision d = affine_.decide(AffineInput<T, M>{
+          t, machine, waking, prev, w.sync, w.wakee_load, w.waker_load, waker_overlap,
+          overlap_policy::average(w.wakee->overlap)});
       p.target = d.target;
       p.affine = d.reason;
     }
@@ -256,13 +299,21 @@ class WakePlacer {
   }
 
   // Effects: the task goes to sleep on `cpu`; with a reservation policy,
-  // reserves the CPU if it becomes idle and the task sleeps briefly.
-  // `cpu_state` is the reservation's per-CPU state the machine state
-  // returns from reservation(cpu). Without one, does nothing.
+  // reserves the CPU if it becomes idle and the task sleeps briefly;
+  // with an overlap policy, closes the overlap begun at its last wake-up
+  // of another task. `cpu_state` is the reservation's per-CPU state the
+  // machine state returns from reservation(cpu). With neither, does nothing.
   template <class CpuState>
   void task_sleeps(task_state& task, TaskKey key, CpuState& cpu_state, bool cpu_becomes_idle,
                    Nanoseconds now) const noexcept {
     if constexpr (reserving) reservation_.on_sleep(task.sleep, cpu_state, cpu_becomes_idle, key, now);
+    overlap_policy::on_sleep(task.overlap, now);
+  }
+  // The same without a reservation policy, which needs the CPU's state.
+  void task_sleeps(task_state& task, Nanoseconds now) const noexcept
+    requires(!reserving)
+  {
+    overlap_policy::on_sleep(task.overlap, now);
   }
 
   const T& topology() const noexcept { return *topology_; }

@@ -1,8 +1,9 @@
 // Fuzz target: a random event stream driving each policy on its own —
 // FlipCounter (both decays, both storages), the wide rules, the
 // NewidleCostTracker (default, 2013 and v6.17-bump traits), NewidleSuccessRate
-// (both variants), CacheHotReservation (all three variants) and TaskHot
-// (both rules) — with the
+// (both variants), CacheHotReservation (all three variants), TaskHot
+// (both rules), OverlapTracker and the 2008 wake_affine (its three
+// variants) — with the
 // policy's invariants checked after every event against a reference computed
 // in wider arithmetic:
 //   flips follow the decay-then-count model exactly and never wrap;
@@ -19,7 +20,10 @@
 //   sleep_avg never goes negative;
 //   TaskHot's verdict equals the kernel's order of tests evaluated in
 //   128-bit arithmetic, and its failure counts follow a 64-bit shadow
-//   (periodic refusals add one, saturating; moves and balanced reset).
+//   (periodic refusals add one, saturating; moves and balanced reset);
+//   the average overlap follows a 128-bit shadow of update_avg over
+//   saturated samples and stays in [0, INT64_MAX];
+//   WakeAffine2008's verdict equals its formula in 128-bit arithmetic.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +35,10 @@
 #include "taskplace/policy/flip_counter.hpp"
 #include "taskplace/policy/newidle_cost_tracker.hpp"
 #include "taskplace/policy/newidle_success_rate.hpp"
+#include "taskplace/policy/overlap_tracker.hpp"
+#include "taskplace/placer/wake_affine.hpp"
+#include "taskplace/testing/machine.hpp"
+#include "taskplace/topology/uniform.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/policy/wide_detector.hpp"
 
@@ -373,11 +381,90 @@ void drive_task_hot(fuzz::Bytes& in) {
   }
 }
 
+// OverlapTracker against a shadow: samples saturate at INT64_MAX, a clock
+// that went back gives 0, the average moves by (sample - avg) / 8
+// truncated toward zero, and only a sleep after a wake-up samples.
+void drive_overlap(fuzz::Bytes& in) {
+  OverlapTracker::state s;
+  bool woke = false;
+  i128 woke_at = 0, avg = 0;
+  Nanoseconds now = next_time(in, Nanoseconds{0});
+  for (int step = 0; step < 64 && !in.empty(); ++step) {
+    now = next_time(in, now);
+    if (in.flag()) {
+      OverlapTracker::on_wake_other(s, now);
+      woke = true;
+      woke_at = now.count();
+    } else {
+      OverlapTracker::on_sleep(s, now);
+      if (woke) {
+        i128 sample = now.count() > woke_at ? i128{now.count()} - woke_at : 0;
+        if (sample > std::numeric_limits<std::int64_t>::max()) sample = std::numeric_limits<std::int64_t>::max();
+        avg += (sample - avg) / 8;
+        woke = false;
+      }
+    }
+    FUZZ_CHECK(s.woke == woke);
+    FUZZ_CHECK(i128{OverlapTracker::average(s).count()} == avg);
+    FUZZ_CHECK(avg >= 0 && avg <= std::numeric_limits<std::int64_t>::max());
+  }
+}
+
+// WakeAffine2008 on random loads, weights and overlaps against its formula
+// in 128-bit arithmetic (loads clamped at 2^48 as the rule documents).
+template <class V>
+void drive_affine_2008(fuzz::Bytes& in) {
+  static const UniformTopology topo = presets::westmere_12cpu_2013();  // SMT siblings c, c + 6
+  WakeAffine2008<V> a;
+  if (in.flag()) a.imbalance_pct = in.u32();
+  if (in.flag()) a.smt_imbalance_pct = in.u32();
+  if (in.flag()) a.migration_cost = any_duration(in);
+  constexpr i128 cap = i128{1} << 48;
+  const auto clamp48 = [](std::uint64_t x) { return x > (std::uint64_t{1} << 48) ? cap : i128{x}; };
+  for (int step = 0; step < 32 && !in.empty(); ++step) {
+    testing::ScriptedMachine<> m{12};
+    const CpuId waking = in.below(12);
+    CpuId prev = in.below(12);
+    if (prev == waking) prev = (prev + 1) % 12;
+    const std::uint32_t nr = in.below(4);
+    const std::uint64_t lw = in.flag() ? static_cast<std::uint64_t>(in.i64()) : in.below(8) * 512u;
+    const std::uint64_t lp = in.flag() ? static_cast<std::uint64_t>(in.i64()) : in.below(8) * 512u;
+    if (nr > 0) m.busy(waking, nr, lw);
+    m.busy(prev, 1 + in.below(3), lp);
+    AffineInput<UniformTopology, testing::ScriptedMachine<>> q{topo, m, waking, prev};
+    q.sync = in.flag();
+    q.wakee_load = in.flag() ? static_cast<std::uint64_t>(in.i64()) : 1024;
+    q.waker_load = in.flag() ? static_cast<std::uint64_t>(in.i64()) : 1024;
+    q.waker_overlap = any_duration(in);
+    q.wakee_overlap = any_duration(in);
+    const AffineDecision d = a.decide(q);
+
+    const bool sync = V::honour_sync && q.sync;
+    const i128 raw_this = clamp48(m.load(waking));
+    i128 this_load = raw_this;
+    if (sync) this_load = std::max<i128>(0, this_load - clamp48(q.waker_load));
+    const i128 prev_load = clamp48(m.load(prev));
+    const std::uint32_t pct = topo.core_of(waking) == topo.core_of(prev) ? a.smt_imbalance_pct : a.imbalance_pct;
+    const i128 imb = 100 + (pct > 100 ? (pct - 100) / 2 : 0);
+    const bool balanced = 100 * (this_load + clamp48(q.wakee_load)) <= imb * prev_load;
+    const std::uint32_t running = m.nr_running(waking);
+    const i128 per_task = running == 0 ? 0 : raw_this / running;
+    AffineReason want = AffineReason::load_prev;
+    if (sync && (balanced || !V::pull_needs_balance) && q.waker_overlap < a.migration_cost &&
+        q.wakee_overlap < a.migration_cost)
+      want = AffineReason::sync_overlap;
+    else if ((this_load <= prev_load && this_load + prev_load <= per_task) || balanced)
+      want = AffineReason::load_waking;
+    FUZZ_CHECK(d.reason == want);
+    FUZZ_CHECK(d.target == (want == AffineReason::load_prev ? prev : waking));
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Bytes in(data, size);
-  switch (in.u8() % 14u) {
+  switch (in.u8() % 18u) {
     case 0: drive_flips<FlipCounter<HalveDecay, PlainStorage>>(in); break;
     case 1: drive_flips<FlipCounter<WipeDecay, PlainStorage>>(in); break;
     case 2: drive_flips<FlipCounter<HalveDecay, RelaxedAtomicStorage>>(in); break;
@@ -392,6 +479,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 11: drive_newidle<NewidleCostTracker<TraitsBump>>(in); break;
     case 12: drive_success<NewidleSuccessRate<success_rate::Proportional2025>>(in); break;
     case 13: drive_success<NewidleSuccessRate<success_rate::ProportionalRate2026>>(in); break;
+    case 14: drive_overlap(in); break;
+    case 15: drive_affine_2008<sync2008::Unchecked>(in); break;
+    case 16: drive_affine_2008<sync2008::Balanced>(in); break;
+    case 17: drive_affine_2008<sync2008::Ignored>(in); break;
     default: drive_wide(in); break;
   }
   return 0;

@@ -184,6 +184,6 @@ TEST_CASE("the baselines always and never pull", "[wake_affine]") {
 }
 
 TEST_CASE("every affine reason has a name", "[wake_affine]") {
-  for (int r = 0; r <= static_cast<int>(AffineReason::current_cpu); ++r)
+  for (int r = 0; r <= static_cast<int>(AffineReason::sync_overlap); ++r)
     CHECK(std::string(to_string(static_cast<AffineReason>(r))) != "unknown");
 }

@@ -79,3 +79,45 @@ static_assert(std::is_constructible_v<tp::WakePlacer<tp::UniformTopology>, const
 static_assert(!std::is_constructible_v<tp::WakePlacer<tp::UniformTopology>, tp::UniformTopology>);
 static_assert(!std::is_constructible_v<tp::IdleBalancer<tp::UniformTopology>, tp::UniformTopology>);
 static_assert(std::is_constructible_v<tp::IdleBalancer<tp::UniformTopology>, tp::UniformTopology&>);
+
+// The 2008 sync rule: the overlap measurement and the variants of its use.
+static_assert(tp::OverlapPolicy<tp::OverlapTracker> && tp::OverlapPolicy<tp::NoOverlap>);
+namespace {
+struct NoAverage {  // R4 missing
+  static constexpr bool enabled = true;
+  struct state {};
+  static void on_wake_other(state&, tp::Nanoseconds) noexcept;
+  static void on_sleep(state&, tp::Nanoseconds) noexcept;
+};
+struct ThrowingSleep {  // R3: on_sleep must be noexcept
+  static constexpr bool enabled = true;
+  struct state {};
+  static void on_wake_other(state&, tp::Nanoseconds) noexcept;
+  static void on_sleep(state&, tp::Nanoseconds);
+  static tp::Nanoseconds average(const state&) noexcept;
+};
+struct HalfVariant {  // R2 missing
+  static constexpr bool honour_sync = true;
+};
+// Traits written before Traits::Overlap existed still compose: NoOverlap.
+struct OldTraits {
+  using Flips = tp::FlipCounter<>;
+  using Wide = tp::WideDetector<>;
+  using Factor = tp::LlcFactor;
+  using Affine = tp::WakeAffine;
+  using Search = tp::IdleSiblingSearch;
+  using Reservation = tp::NoReservation;
+  using Stats = tp::NoStats;
+  using Hook = tp::NoHook;
+};
+}  // namespace
+static_assert(!tp::OverlapPolicy<NoAverage> && !tp::OverlapPolicy<ThrowingSleep>);
+static_assert(!tp::OverlapPolicy<int>);
+static_assert(tp::SyncAffineVariant<tp::sync2008::Unchecked> && tp::SyncAffineVariant<tp::sync2008::Ignored>);
+static_assert(!tp::SyncAffineVariant<HalfVariant> && !tp::SyncAffineVariant<int>);
+static_assert(tp::detail::reads_overlap<tp::WakeAffine2008<>> && !tp::detail::reads_overlap<tp::WakeAffine>);
+static_assert(std::is_same_v<tp::WakeAffine2008<>::variant, tp::sync2008::Balanced>);
+static_assert(std::is_same_v<tp::WakePlacer<tp::UniformTopology, OldTraits>::overlap_policy, tp::NoOverlap>);
+template class tp::WakePlacer<tp::UniformTopology, tp::traits::Linux2008<>>;
+template class tp::WakePlacer<tp::TableTopology, tp::traits::Linux2008<tp::sync2008::Unchecked>>;
+template class tp::WakePlacer<tp::SysfsTopology, tp::traits::Linux2008<tp::sync2008::Ignored>>;

@@ -4,7 +4,8 @@
 // Kernel analogue: wake_affine() with WA_IDLE (wake_affine_idle) then
 // WA_WEIGHT with WA_BIAS (wake_affine_weight), as in v4.15 to today; plus
 // the baselines the seeds compare against: pull always (2.6.23-2.6.26 sync
-// wake-ups) and never pull.
+// wake-ups) and never pull; and the 2008 kernels' rule, whose sync pull was
+// gated by the tasks' average overlap (WakeAffine2008, seed 001).
 //
 //   AffineDecision d = WakeAffine::decide(AffineInput{topo, machine, allowed, waking, prev});
 //   // d.target is waking or prev, d.reason says which rule decided.
@@ -15,6 +16,7 @@
 
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/math.hpp"
+#include "taskplace/fwd.hpp"
 #include "taskplace/tunables.hpp"
 #include "taskplace/types.hpp"
 
@@ -34,6 +36,7 @@ enum class AffineReason : std::uint8_t {
   forced_waking,       // AffineAlways
   forced_prev,         // AffineNever
   current_cpu,         // a hand-off (Wakeup::current_cpu): the waking CPU, no decision
+  sync_overlap,        // WakeAffine2008: sync hint, both overlaps short
 };
 
 constexpr const char* to_string(AffineReason r) noexcept {
@@ -50,6 +53,7 @@ constexpr const char* to_string(AffineReason r) noexcept {
     case AffineReason::forced_waking: return "forced_waking";
     case AffineReason::forced_prev: return "forced_prev";
     case AffineReason::current_cpu: return "current_cpu";
+    case AffineReason::sync_overlap: return "sync_overlap";
   }
   return "unknown";
 }
@@ -70,8 +74,16 @@ struct AffineInput {
   CpuId waking;
   CpuId prev;
   bool sync = false;                // the waker is about to sleep (kernel WF_SYNC)
-  std::uint64_t wakee_load = 1024;  // kernel task_h_load(p); 1024 = one nice-0 task
+  // kernel task_h_load(p); 1024 = one nice-0 task. WakeAffine2008 reads it
+  // as the wakee's weight (see its wakee_load_is_weight), whatever load(c)
+  // counts: pass 1024 there even where load(c) leaves sleepers out.
+  std::uint64_t wakee_load = 1024;
   std::uint64_t waker_load = 1024;  // kernel task_h_load(current), used with sync
+  // Read by WakeAffine2008 only: the waker's and the wakee's average overlap
+  // (OverlapTracker; kernel se.avg_overlap, 2008-2010). The largest
+  // duration, the default, means unknown and never counts as short.
+  Nanoseconds waker_overlap = Nanoseconds::max();
+  Nanoseconds wakee_overlap = Nanoseconds::max();
 };
 
 namespace detail {
@@ -151,6 +163,90 @@ struct AffineAlways {
   template <Topology T, MachineState M>
   constexpr AffineDecision decide(const AffineInput<T, M>& in) const noexcept {
     return {in.waking, AffineReason::forced_waking};
+  }
+};
+
+// How a 2008 kernel treated the sync hint (seed 001, pgbench on 2.6.25 and
+// 2.6.26). Each is a SyncAffineVariant for WakeAffine2008.
+namespace sync2008 {
+// 2.6.25 to 2.6.26-rc: a sync wake-up between two tasks whose overlaps are
+// both short pulls, whatever the loads. pgbench's client and backends all
+// qualify, so the backends stacked on the client's CPU ("over-enthusiastic
+// affinity", Mike Galbraith).
+struct Unchecked {
+  static constexpr bool honour_sync = true;
+  static constexpr bool pull_needs_balance = false;
+};
+// 2.6.26 (Mike Galbraith's fix, May 2008): the overlap pull also needs the
+// balance test, so a waking CPU already heavier than prev stops pulling.
+struct Balanced {
+  static constexpr bool honour_sync = true;
+  static constexpr bool pull_needs_balance = true;
+};
+// The SYNC_WAKEUPS feature bit cleared (Greg Smith's sched_features 863):
+// the hint is ignored, the load test alone decides.
+struct Ignored {
+  static constexpr bool honour_sync = false;
+  static constexpr bool pull_needs_balance = true;
+};
+}  // namespace sync2008
+static_assert(SyncAffineVariant<sync2008::Unchecked>);
+static_assert(SyncAffineVariant<sync2008::Balanced>);
+static_assert(SyncAffineVariant<sync2008::Ignored>);
+
+// A 2008 kernel's wake_affine() (2.6.25-2.6.26). With this = the waking
+// CPU's load, less the waker's on a sync wake-up (clamped at 0), and
+// prev = prev's load:
+//   balanced = 100 * (this + wakee) <= (100 + (pct - 100) / 2) * prev
+//   1. sync, both overlaps below migration_cost (and, per the variant,
+//      balanced): pull (reason sync_overlap);
+//   2. this <= prev and this + prev <= the waking CPU's load per running
+//      task, or balanced: pull (load_waking);
+//   3. else prev (load_prev).
+// There is no idle test: that came with select_idle_sibling and
+// wake_affine_idle, years later. The kernel read decayed cpu_load[] values
+// (target_load of the waking CPU, source_load of prev); this rule reads the
+// machine state's load(c) for both. Pair it with OverlapTracker in the
+// WakePlacer traits (traits::Linux2008), which fills the overlaps.
+template <SyncAffineVariant Variant>  // default in fwd.hpp: sync2008::Balanced
+struct WakeAffine2008 {
+  using variant = Variant;
+  static constexpr bool reads_overlap = true;
+  // The 2008 kernel added the wakee's weight to the waking CPU's load and
+  // took nothing off prev's (its cpu_load[] left sleepers out): wakee_load
+  // is that weight, never 0 for a runnable-only load(c) as WakeAffine's is.
+  static constexpr bool wakee_load_is_weight = true;
+  std::uint32_t imbalance_pct = tunables::imbalance_pct;          // kernel: sd->imbalance_pct
+  std::uint32_t smt_imbalance_pct = tunables::smt_imbalance_pct;  // the SMT domain's
+  Nanoseconds migration_cost = tunables::migration_cost;          // kernel: sysctl_sched_migration_cost
+
+  // Precondition: waking != prev, both valid.
+  // Complexity: O(1) machine-state reads. Thread-safety: const.
+  template <Topology T, MachineState M>
+  constexpr AffineDecision decide(const AffineInput<T, M>& in) const {
+    using detail::max_affine_load;
+    const auto& m = in.machine;
+    const bool sync = Variant::honour_sync && in.sync;
+    const std::uint64_t task = std::min(in.wakee_load, max_affine_load);
+    const std::uint64_t raw_this = std::min<std::uint64_t>(m.load(in.waking), max_affine_load);
+    std::uint64_t this_load = raw_this;
+    if (sync) {
+      const std::uint64_t current = std::min(in.waker_load, max_affine_load);
+      this_load = this_load > current ? this_load - current : 0;
+    }
+    const std::uint64_t prev_load = std::min<std::uint64_t>(m.load(in.prev), max_affine_load);
+    const bool siblings = in.topology.core_of(in.waking) == in.topology.core_of(in.prev);
+    const std::uint32_t pct = siblings ? smt_imbalance_pct : imbalance_pct;
+    const bool balanced =
+        detail::compare_product(prev_load, detail::affine_bias_factor(pct), 100 * (this_load + task)) >= 0;
+    if (sync && (balanced || !Variant::pull_needs_balance) && in.waker_overlap < migration_cost &&
+        in.wakee_overlap < migration_cost)
+      return {in.waking, AffineReason::sync_overlap};
+    const std::uint32_t running = m.nr_running(in.waking);
+    const std::uint64_t per_task = running == 0 ? 0 : raw_this / running;
+    if ((this_load <= prev_load && this_load + prev_load <= per_task) || balanced)
+      return {in.waking, AffineReason::load_waking};
+    return {in.prev, AffineReason::load_prev};
   }
 };
 

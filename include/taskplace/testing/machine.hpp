@@ -167,7 +167,8 @@ struct PlacementQuery {
 //      prev_idle prev idle, sync a sync wake-up of a CPU running one task,
 //      same_cpu waking == prev, waking_not_allowed the waking CPU not
 //      allowed, wide the wide verdict, current_cpu a hand-off onto the
-//      allowed waking CPU; the target is waking or prev.
+//      allowed waking CPU, sync_overlap a sync wake-up pulled to the
+//      waking CPU (WakeAffine2008); the target is waking or prev.
 //   P4 the wake reason matches the machine: idle_* and hot_fallback land on
 //      an idle CPU of the target's LLC (idle_target: the target itself;
 //      idle_prev: prev; idle_core: a whole idle core); target_busy and
@@ -230,6 +231,7 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
     case AffineReason::current_cpu:
       affine_ok = affine_ok && q.current_cpu && allowed(waking) && p.target == waking;
       break;
+    case AffineReason::sync_overlap: affine_ok = affine_ok && q.sync && p.target == waking; break;
   }
   if (p.affine != AffineReason::wide && p.wide) affine_ok = false;
   if (!affine_ok)
