@@ -38,6 +38,7 @@ using UniformPool = taskplace_pool::Pool<taskplace::UniformTopology, Traits>;
 // Every wake policy set the pool is built with.
 using Policies = std::tuple<taskplace::traits::Current, taskplace::traits::AlwaysAffine,
                             taskplace::traits::PrevCpu, taskplace::traits::Wang2013,
-                            taskplace::traits::CacheHot<>>;
+                            taskplace::traits::CacheHot<>,
+                            taskplace::traits::Linux2008<taskplace::sync2008::Unchecked>>;
 
 }  // namespace pool_test

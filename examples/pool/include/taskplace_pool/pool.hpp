@@ -178,7 +178,7 @@ struct Root {
 
 // The pool. `Topo` is any taskplace::Topology (one worker per CPU);
 // `WakeTraits` a WakePlacer traits set (taskplace::traits::Current,
-// AlwaysAffine, PrevCpu, Wang2013, CacheHot<>); `BalanceTraits` an
+// AlwaysAffine, PrevCpu, Wang2013, CacheHot<>, Linux2008<>); `BalanceTraits` an
 // IdleBalancer traits set. Each worker has its own placer and balancer (so
 // their counters are never written by two CPUs), with SingleWriterStats so
 // the counters can be read while the pool runs; placer_stats() and
@@ -410,7 +410,8 @@ class Pool {
     }
     std::uint32_t nr_running(CpuId c) const noexcept { return p_->workers_[c]->nr_running(); }
     // One nice-0 task = 1024, runnable tasks only (sleepers excluded, so
-    // the pool passes wakee_load = 0, as wake_affine.hpp asks).
+    // the pool passes wakee_load = 0, as wake_affine.hpp asks, except to
+    // WakeAffine2008, which reads the wakee's weight).
     std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
     // Busy share of c's LLC, in percent (kernel SIS_UTIL input).
     std::uint32_t llc_utilization_pct(CpuId c) const {
@@ -613,6 +614,11 @@ class Pool {
   // which is exactly what the affine step's sync rule looks for (kernel
   // wake_affine_idle); the idle-sibling search then sees the same busy
   // worker, as select_idle_sibling does.
+  // One nice-0 task: the wakee's weight for a rule that reads it so
+  // (WakeAffine2008); 0 for today's, since load(c) counts runnable tasks only.
+  static constexpr bool wakee_load_is_weight =
+      requires { requires placer_type::affine_policy::wakee_load_is_weight; };
+
   void wake_task(detail::TaskControl* t, WakeHint hint) {
     auto* ctx = detail::current_context();
     const bool inside = ctx != nullptr && ctx->pool == this;
@@ -631,10 +637,10 @@ class Pool {
             .prev_cpu = t->last_cpu,
             .sync = waker != nullptr && hint != WakeHint::async,
             .current_cpu = waker != nullptr && hint == WakeHint::handoff,
-            .wakee_load = 0,
+            .wakee_load = wakee_load_is_weight ? 1024u : 0u,
             .waker_load = 1024},
         Machine{*this, inside ? workers_[waking]->now : clock_.now()},
-        inside ? workers_[waking]->now : clock_.now());
+        inside && !placer_type::tracking_overlap ? workers_[waking]->now : clock_.now());
     if (shared_placer) shared_placer.unlock();
     if (inside) {
       Worker& w = *workers_[waking];
@@ -657,8 +663,24 @@ class Pool {
       Worker& w = *workers_[ctx->cpu];
       std::lock_guard lk(w.res_m);
       w.placer.task_sleeps(rec(t)->placement, key(t), w.res,
-                          w.queued.load(std::memory_order_relaxed) == 0, w.now);
+                          w.queued.load(std::memory_order_relaxed) == 0,
+                          placer_type::tracking_overlap ? clock_.now() : w.now);
+    } else if constexpr (placer_type::tracking_overlap) {
+      close_overlap(t, clock_.now());
     }
+  }
+
+  // Effects: with an overlap policy (traits::Linux2008), t goes to sleep:
+  // the overlap begun at its last wake-up of another task ends now. The
+  // wake-up was stamped with a fresh clock read too (wake_task), not the
+  // worker's time at the start of the run, so the sample is the time from
+  // that wake-up to this sleep. Without an overlap policy nothing is
+  // written. The caller is t's own
+  // thread, before t is published as a waiter (the waker's read of the
+  // average is ordered after this write by the waiter list's lock).
+  void close_overlap([[maybe_unused]] detail::TaskControl* t, [[maybe_unused]] Nanoseconds now) const noexcept {
+    if constexpr (placer_type::tracking_overlap)
+      placer_.task_sleeps(rec(t)->placement, now);
   }
 
   // Effects: the running task t stops running now (it blocks or yields):
@@ -683,6 +705,7 @@ class Pool {
     Worker& w = *workers_[ctx != nullptr && ctx->pool == this ? ctx->cpu : 0];
     const Nanoseconds now = clock_.now();
     if (opts_.cache_hot_steals) t->last_ran = now;
+    close_overlap(t, now);
     delay = std::max(delay, Nanoseconds{0});
     if (now >= Nanoseconds{0} && delay >= Nanoseconds::max() - now) return;  // forever
     const std::int64_t at = (now + delay).count();  // < INT64_MAX, next_deadline's "none"
