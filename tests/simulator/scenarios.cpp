@@ -40,6 +40,34 @@ TEST_CASE("pgbench-2008: always-affine collapses at high client counts", "[simul
   CHECK(t.v.back()[0] < 0.8 * t.v.back()[1]);
 }
 
+TEST_CASE("pgbench-2008-sync: the unchecked sync rule collapses where the balanced fix and sync-off do not", "[simulator][scenarios][pgbench]") {
+  Options o;
+  o.quick = true;
+  const Table t = run_scenario("pgbench-2008-sync", o);
+  REQUIRE(t.x.size() == 11);
+  REQUIRE(t.x[2] == "4");
+  REQUIRE(t.x[6] == "15");
+  REQUIRE(t.configs.size() == 3);
+  REQUIRE(t.seed_headers.size() == 3);
+  auto mean = [&](std::size_t col, std::size_t from, std::size_t to) {
+    double s = 0;
+    for (std::size_t i = from; i < to; ++i) s += t.v[i][col];
+    return s / static_cast<double>(to - from);
+  };
+  // Columns: unchecked (stock 2.6.26-git), balanced (Mike Galbraith's fix),
+  // sync off (sched_features 863). Seed 001, Greg Smith's Q6600 table of
+  // May 26 2008 and Mike's numbers: at 4-10 clients .26.git reads 0.48x
+  // of the fix and 0.42x of f=863. The simulator gives 0.39-0.45x and
+  // 0.31-0.34x over seeds 1-16 in quick mode (docs/simulator.md,
+  // pgbench-2008-sync).
+  CHECK(mean(1, 2, 6) > 1.8 * mean(0, 2, 6));
+  CHECK(mean(2, 2, 6) > 2.0 * mean(0, 2, 6));
+  // At 15-50 clients the seed has .26.git at 0.47x of f=863; the
+  // simulator 0.57-0.73x (quick, seeds 1-16). The fix's own gain there is
+  // not reproduced (the model's fix collapses too), so it is not asserted.
+  CHECK(mean(2, 6, 11) > 1.2 * mean(0, 6, 11));
+}
+
 TEST_CASE("aim7: the per-level cost limit beats the 2009 gate under load, and is flat with few users", "[simulator][scenarios][aim7]") {
   Options o;
   o.quick = true;
