@@ -180,6 +180,11 @@ int main(int argc, char** argv) {
       {"PrevCpu", pool_runner<taskplace::traits::PrevCpu>("PrevCpu")},
       {"Wang2013", pool_runner<taskplace::traits::Wang2013>("Wang2013")},
       {"CacheHot", pool_runner<taskplace::traits::CacheHot<>>("CacheHot")},
+      // The 2008 kernels' sync rule (seed 001): avg_overlap-gated pulls,
+      // unchecked as in 2.6.25, balanced as in 2.6.26; no search.
+      {"Linux2008 unchecked",
+       pool_runner<taskplace::traits::Linux2008<taskplace::sync2008::Unchecked>>("Linux2008 unchecked")},
+      {"Linux2008", pool_runner<taskplace::traits::Linux2008<>>("Linux2008")},
       // Current with the kernel's cache-hot test on every steal
       // (PoolOptions::cache_hot_steals, taskplace::TaskHot).
       {"Current hot-steals", pool_runner<taskplace::traits::Current>("Current hot-steals", hot_steals())},
