@@ -40,6 +40,9 @@ inline constexpr Nanoseconds early_cost_cap = 5 * migration_cost;
 // the LLC domain. 110 (5%) at the SMT level.
 inline constexpr std::uint32_t imbalance_pct = 117;
 inline constexpr std::uint32_t smt_imbalance_pct = 110;
+// The 2008 kernels' (2.6.2x): 125 (12% bias) in the MC and CPU domains'
+// initialisers, 110 at the SMT level. Default of WakeAffine2008.
+inline constexpr std::uint32_t imbalance_pct_2008 = 125;
 
 // Utilisation at which the LLC scan budget reaches zero: the budget is
 // llc_size * (1 - (1.17*u)^2), zero at u = 1/1.17, about 85%.

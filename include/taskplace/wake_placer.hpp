@@ -155,7 +155,11 @@ class WakePlacer {
   // Per-task state the placer reads and writes. Lives in the embedder's
   // task object. Thread-safety: the waker's flips are written by the
   // waker's thread; the wakee's fields by whoever wakes it, which the
-  // embedder serialises (a task is woken once per sleep).
+  // embedder serialises (a task is woken once per sleep). The overlap (with
+  // an overlap policy) is written by the task's own thread, at its wake-ups
+  // of others and at its sleep (task_sleeps), and read by whoever wakes it:
+  // the embedder orders that sleep's write before it publishes the task as
+  // a waiter (the pool does so under the waiter list's lock).
   struct task_state {
     typename flips_policy::state flips{};
     [[no_unique_address]] typename reservation_policy::task_state sleep{};

@@ -448,7 +448,7 @@ void drive_affine_2008(fuzz::Bytes& in) {
     const i128 imb = 100 + (pct > 100 ? (pct - 100) / 2 : 0);
     const bool balanced = 100 * (this_load + clamp48(q.wakee_load)) <= imb * prev_load;
     const std::uint32_t running = m.nr_running(waking);
-    const i128 per_task = running == 0 ? 0 : raw_this / running;
+    const i128 per_task = running == 0 ? 1024 : raw_this / running;  // cpu_avg_load_per_task
     AffineReason want = AffineReason::load_prev;
     if (sync && (balanced || !V::pull_needs_balance) && q.waker_overlap < a.migration_cost &&
         q.wakee_overlap < a.migration_cost)

@@ -21,7 +21,8 @@ using namespace std::chrono_literals;
 using testing::ScriptedMachine;
 
 namespace {
-// q6600_2008: two LLCs {0, 1} and {2, 3}, no SMT (imbalance_pct 117 -> 108).
+// q6600_2008: two LLCs {0, 1} and {2, 3}, no SMT (the 2008 imbalance_pct
+// 125 -> 112).
 // westmere_12cpu_2013: CPU c and c + 6 are SMT siblings (110 -> 105).
 const UniformTopology q6600 = presets::q6600_2008();
 const UniformTopology westmere = presets::westmere_12cpu_2013();
@@ -50,7 +51,7 @@ TEST_CASE("2.6.25's unchecked rule pulls a short-overlap sync wakee onto a loade
   auto d = decide<Unchecked>(q6600, m, {});
   CHECK(d.target == 0);
   CHECK(d.reason == AffineReason::sync_overlap);
-  // The 2.6.26 fix: this = 4096 - 1024 = 3072; 100 * 4096 <= 108 * 0 is
+  // The 2.6.26 fix: this = 4096 - 1024 = 3072; 100 * 4096 <= 112 * 0 is
   // false, so no pull; then 3072 <= 0 fails and it is not balanced: prev.
   d = decide<Balanced>(q6600, m, {});
   CHECK(d.target == 2);
@@ -64,10 +65,10 @@ TEST_CASE("2.6.25's unchecked rule pulls a short-overlap sync wakee onto a loade
 TEST_CASE("the balanced fix still pulls when the waker is all the waking CPU carries", "[wake_affine_2008]") {
   ScriptedMachine<> m{4};
   m.busy(0, 1, 1024).busy(2, 1, 1024);
-  // this = 1024 - 1024 = 0; 100 * (0 + 1024) = 102400 <= 108 * 1024 = 110592.
+  // this = 1024 - 1024 = 0; 100 * (0 + 1024) = 102400 <= 112 * 1024 = 114688.
   CHECK(decide<Balanced>(q6600, m, {}).reason == AffineReason::sync_overlap);
   CHECK(decide<Unchecked>(q6600, m, {}).reason == AffineReason::sync_overlap);
-  // Ignored: this = 1024; 100 * 2048 = 204800 > 110592; 1024 <= 1024 but
+  // Ignored: this = 1024; 100 * 2048 = 204800 > 114688; 1024 <= 1024 but
   // 1024 + 1024 > 1024 per task: prev.
   CHECK(decide<Ignored>(q6600, m, {}).reason == AffineReason::load_prev);
 }
@@ -106,12 +107,28 @@ TEST_CASE("the 2008 load test: a light waking CPU, or balanced, pulls", "[wake_a
   // Both idle: this 0 <= prev 0 and 0 + 0 <= 0 per task (no task running): pull.
   CHECK(decide<Balanced>(q6600, m, c).reason == AffineReason::load_waking);
   // waking 2048 over 2 tasks (1024 each), prev 2048: 2048 <= 2048 but
-  // 4096 > 1024; balanced: 100 * (2048 + 1024) = 307200 > 108 * 2048 = 221184: prev.
+  // 4096 > 1024; balanced: 100 * (2048 + 1024) = 307200 > 112 * 2048 = 229376: prev.
   m.busy(0, 2, 2048).busy(2, 2, 2048);
   CHECK(decide<Balanced>(q6600, m, c).reason == AffineReason::load_prev);
-  // A weightless wakee: 204800 <= 221184, balanced: pull.
+  // A weightless wakee: 204800 <= 229376, balanced: pull.
   c.wakee = 0;
   CHECK(decide<Balanced>(q6600, m, c).reason == AffineReason::load_waking);
+}
+
+TEST_CASE("a waking CPU that runs nothing counts one task's weight per task", "[wake_affine_2008]") {
+  // cpu_avg_load_per_task: 1024 with nothing running. Idle waking CPU, prev
+  // 900: this 0 <= 900 and 0 + 900 <= 1024: pull, although 100 * (0 +
+  // 1024) = 102400 > 112 * 900 = 100800 is not balanced. With a per-task
+  // figure of 0 the wakee would stay.
+  ScriptedMachine<> m{4};
+  m.busy(2, 1, 900);
+  Case c;
+  c.sync = false;
+  CHECK(decide<Balanced>(q6600, m, c).reason == AffineReason::load_waking);
+  // A waking CPU running one task of 1024 against prev 900: 1024 > 900
+  // fails the first rule and 100 * 2048 > 100800 the balance: prev.
+  m.busy(0, 1, 1024);
+  CHECK(decide<Balanced>(q6600, m, c).reason == AffineReason::load_prev);
 }
 
 TEST_CASE("the balance test is inclusive and uses 5% between SMT siblings", "[wake_affine_2008]") {
@@ -125,7 +142,7 @@ TEST_CASE("the balance test is inclusive and uses 5% between SMT siblings", "[wa
   CHECK(decide<Balanced>(westmere, m, c).reason == AffineReason::load_waking);
   m.busy(0, 2, 2101);  // 210100 > 210000
   CHECK(decide<Balanced>(westmere, m, c).reason == AffineReason::load_prev);
-  // The same loads between non-siblings 0 and 1: 108 * 2000 = 216000, pulls.
+  // The same loads between non-siblings 0 and 1: 112 * 2000 = 224000, pulls.
   c.prev = 1;
   m.busy(1, 2, 2000);
   CHECK(decide<Balanced>(westmere, m, c).reason == AffineReason::load_waking);
@@ -137,11 +154,11 @@ TEST_CASE("the 2008 rule clamps the waker's discount and huge loads", "[wake_aff
   Case c;
   c.waker_overlap = 1s;
   // The waker weighs more than the waking CPU's load: this clamps at 0
-  // instead of wrapping; 100 * 1024 <= 108 * 1024: pull.
+  // instead of wrapping; 100 * 1024 <= 112 * 1024: pull.
   m.busy(0, 1, 10).busy(2, 1, 1024);
   c.waker = 5000;
   CHECK(decide<Balanced>(q6600, m, c).reason == AffineReason::load_waking);
-  // Loads clamp at 2^48: 100 * (2^48 - 1024 + 1024) <= 108 * 2^48, no overflow.
+  // Loads clamp at 2^48: 100 * (2^48 - 1024 + 1024) <= 112 * 2^48, no overflow.
   m.busy(0, 2, huge).busy(2, 2, huge);
   c.waker = 1024;
   CHECK(decide<Balanced>(q6600, m, c).reason == AffineReason::load_waking);
@@ -161,8 +178,11 @@ TEST_CASE("the 2008 balance test is exact for any imbalance_pct", "[wake_affine_
   c.prev = 2;
   // this = 2^48 (clamped), + 1024, * 100 ~ 2^54.6 <= ~2^78: balanced, pull.
   CHECK(decide<Balanced>(q6600, m, c, {.imbalance_pct = 3'590'324'224u}).reason == AffineReason::load_waking);
-  // The default factor 108: 100 * (2^48 + 1024) > 108 * 2^48? No:
-  // 100 * 2^48 + 102400 <= 108 * 2^48, balanced too; a light prev is not.
+  // The default factor 112: 100 * 2^48 + 102400 <= 112 * 2^48 against a
+  // prev clamped at 2^48: balanced too.
+  m.busy(2, 1, huge);
+  CHECK(decide<Balanced>(q6600, m, c).reason == AffineReason::load_waking);
+  // A light prev is not: 100 * (2^48 + 1024) > 112 * 1000, and 2^48 > 1000.
   m.busy(2, 1, 1000);
   CHECK(decide<Balanced>(q6600, m, c).reason == AffineReason::load_prev);
 }

@@ -47,8 +47,8 @@ template <class Variant>
 using M = Machine<UniformTopology, Traced2008<Variant>>;
 
 // The Q6600 of seed 001: 4 CPUs, two LLCs of two cores; no two of its
-// CPUs are SMT siblings, so the load test's imbalance is 100 + (117 - 100)
-// / 2 = 108 (tunables::imbalance_pct).
+// CPUs are SMT siblings, so the load test's imbalance is 100 + (125 - 100)
+// / 2 = 112 (tunables::imbalance_pct_2008).
 const UniformTopology q6600 = taskplace::presets::q6600_2008();
 
 // A ping-pong pair on different LLCs: ping (key 1) on CPU 0 computes
@@ -119,7 +119,7 @@ TEST_CASE("2008 sync rule in the simulator: a ping-pong pair's first wake-up", "
     // CPU and needs no decision.
     for (std::size_t i = 1; i < d.size(); ++i) CHECK(d[i].affine == AffineReason::same_cpu);
   }
-  SECTION("balanced: the sync pull needs 100 x (0 + 1024) <= 108 x 0, false; the load test pulls (rule 2)") {
+  SECTION("balanced: the sync pull needs 100 x (0 + 1024) <= 112 x 0, false; the load test pulls (rule 2)") {
     // Rule 2: this less the waker (0) <= prev (0) and 0 + 0 <= the waking
     // CPU's load per task (1024): an idle prev does not keep the wakee.
     const auto d = run<s8::Balanced>(ping_pong(), until);
@@ -177,9 +177,9 @@ TEST_CASE("2008 sync rule in the simulator: a 1:N waker stacks its wakees only w
     CHECK(d[1].cpu == 0);
   }
   SECTION("balanced: A pulled (rule 1), B refused and left on its idle CPU (rule 3)") {
-    // A: this = 1024 - 1024 = 0; 100 x (0 + 1024) = 102400 <= 108 x 1024
-    // = 110592: balanced, so the sync pull. B: CPU 0 now holds the waker
-    // and A, this = 2048 - 1024 = 1024; 100 x 2048 <= 108 x 0 fails, and
+    // A: this = 1024 - 1024 = 0; 100 x (0 + 1024) = 102400 <= 112 x 1024
+    // = 114688: balanced, so the sync pull. B: CPU 0 now holds the waker
+    // and A, this = 2048 - 1024 = 1024; 100 x 2048 <= 112 x 0 fails, and
     // 1024 <= 0 fails: prev.
     const auto d = run<s8::Balanced>(one_to_two(), until);
     REQUIRE(d.size() == 2);
@@ -189,7 +189,7 @@ TEST_CASE("2008 sync rule in the simulator: a 1:N waker stacks its wakees only w
     CHECK(d[1].cpu == 2);
   }
   SECTION("sync ignored: neither pulled (rule 3 twice)") {
-    // A: this = 1024 (the waker), 100 x 2048 > 108 x 1024, and
+    // A: this = 1024 (the waker), 100 x 2048 > 112 x 1024, and
     // 1024 + 1024 > 1024 per task: prev. B: this = 1024 again (A went to
     // CPU 1), prev = 0: prev.
     const auto d = run<s8::Ignored>(one_to_two(), until);

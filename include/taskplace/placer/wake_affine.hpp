@@ -201,10 +201,11 @@ static_assert(SyncAffineVariant<sync2008::Ignored>);
 //   1. sync, both overlaps below migration_cost (and, per the variant,
 //      balanced): pull (reason sync_overlap);
 //   2. this <= prev and this + prev <= the waking CPU's load per running
-//      task, or balanced: pull (load_waking);
+//      task (1024 when it runs nothing), or balanced: pull (load_waking);
 //   3. else prev (load_prev).
-// There is no idle test: that came with select_idle_sibling and
-// wake_affine_idle, years later. The kernel read decayed cpu_load[] values
+// pct is imbalance_pct, 125 by default as in the 2008 MC and CPU domains
+// (110 between SMT siblings). There is no idle test: that came with
+// select_idle_sibling and wake_affine_idle, years later. The kernel read decayed cpu_load[] values
 // (target_load of the waking CPU, source_load of prev); this rule reads the
 // machine state's load(c) for both. Pair it with OverlapTracker in the
 // WakePlacer traits (traits::Linux2008), which fills the overlaps.
@@ -216,8 +217,8 @@ struct WakeAffine2008 {
   // took nothing off prev's (its cpu_load[] left sleepers out): wakee_load
   // is that weight, never 0 for a runnable-only load(c) as WakeAffine's is.
   static constexpr bool wakee_load_is_weight = true;
-  std::uint32_t imbalance_pct = tunables::imbalance_pct;          // kernel: sd->imbalance_pct
-  std::uint32_t smt_imbalance_pct = tunables::smt_imbalance_pct;  // the SMT domain's
+  std::uint32_t imbalance_pct = tunables::imbalance_pct_2008;     // 125: the 2008 MC/CPU domains'
+  std::uint32_t smt_imbalance_pct = tunables::smt_imbalance_pct;  // 110: the SMT domain's
   Nanoseconds migration_cost = tunables::migration_cost;          // kernel: sysctl_sched_migration_cost
 
   // Precondition: waking != prev, both valid.
@@ -242,8 +243,10 @@ struct WakeAffine2008 {
     if (sync && (balanced || !Variant::pull_needs_balance) && in.waker_overlap < migration_cost &&
         in.wakee_overlap < migration_cost)
       return {in.waking, AffineReason::sync_overlap};
+    // The kernel's cpu_avg_load_per_task: one nice-0 task's weight when the
+    // CPU runs nothing.
     const std::uint32_t running = m.nr_running(in.waking);
-    const std::uint64_t per_task = running == 0 ? 0 : raw_this / running;
+    const std::uint64_t per_task = running == 0 ? 1024 : raw_this / running;
     if ((this_load <= prev_load && this_load + prev_load <= per_task) || balanced)
       return {in.waking, AffineReason::load_waking};
     return {in.prev, AffineReason::load_prev};
