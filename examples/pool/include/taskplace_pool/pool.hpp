@@ -671,7 +671,9 @@ class Pool {
   }
 
   // Effects: with an overlap policy (traits::Linux2008), t goes to sleep:
-  // the overlap begun at its last wake-up of another task ends now. The
+  // the overlap begun at its last wake-up of another task ends now. Every
+  // sleep passes here through block_task: sleep_for announces its block
+  // before it queues its timer. The
   // wake-up was stamped with a fresh clock read too (wake_task), not the
   // worker's time at the start of the run, so the sample is the time from
   // that wake-up to this sleep. Without an overlap policy nothing is
@@ -705,7 +707,6 @@ class Pool {
     Worker& w = *workers_[ctx != nullptr && ctx->pool == this ? ctx->cpu : 0];
     const Nanoseconds now = clock_.now();
     if (opts_.cache_hot_steals) t->last_ran = now;
-    close_overlap(t, now);
     delay = std::max(delay, Nanoseconds{0});
     if (now >= Nanoseconds{0} && delay >= Nanoseconds::max() - now) return;  // forever
     const std::int64_t at = (now + delay).count();  // < INT64_MAX, next_deadline's "none"
