@@ -1,10 +1,13 @@
 // Fuzz target: the composed WakePlacer over a random topology (a small
 // UniformTopology or a TableTopology from arbitrary arrays), a random
 // machine state, random affinity masks (including none), random previous
-// CPUs (including offline ids and no_cpu) and a random clock, for four
-// traits sets. After every wake-up: the CPU is a valid id, allowed by the
-// mask unless the mask allows none (then the reason is affinity_empty), and
-// testing::check_placement reports no broken rule.
+// CPUs (including offline ids and no_cpu) and a random clock, for six
+// traits sets (today's, 2013's, two SIS_CACHE ones, and the 2008 rule
+// unchecked and balanced, whose tasks sleep and wake others so that their
+// overlaps move). After every wake-up: the CPU is a valid id, allowed by
+// the mask unless the mask allows none (then the reason is affinity_empty),
+// testing::check_placement reports no broken rule, and a 2008 sync pull
+// has a waker whose overlap and the wakee's were short.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -55,6 +58,8 @@ void drive(const T& topo, fuzz::Bytes& in) {
           const CpuId c = in.below(n);
           const std::uint32_t t = in.below(4);
           placer.task_sleeps(tasks[t], 100 + t, m.reservation_state(c), m.is_idle(c), now);
+        } else if constexpr (P::tracking_overlap) {
+          placer.task_sleeps(tasks[in.below(4)], now);
         }
         break;
       }
@@ -86,7 +91,14 @@ void drive(const T& topo, fuzz::Bytes& in) {
                              .waker_load = in.u32()};
         w.current_cpu = in.u8() < 32;  // a hand-off one time in eight
         const CpuId recent_before = tasks[ei].recent_cpu;
+        const Nanoseconds waker_overlap =
+            w.waker != nullptr ? P::overlap_policy::average(w.waker->overlap) : Nanoseconds::max();
+        const Nanoseconds wakee_overlap = P::overlap_policy::average(w.wakee->overlap);
         const Placement p = placer.place(w, m, now, mask);
+        if (p.affine == AffineReason::sync_overlap) {
+          FUZZ_CHECK(w.sync && w.waker != nullptr);
+          FUZZ_CHECK(waker_overlap < tunables::migration_cost && wakee_overlap < tunables::migration_cost);
+        }
         FUZZ_CHECK(p.cpu < n);
         FUZZ_CHECK(p.target < n);
         bool any = false;
@@ -117,10 +129,12 @@ void drive(const T& topo, fuzz::Bytes& in) {
 
 template <class T>
 void drive_all(const T& topo, fuzz::Bytes& in) {
-  switch (in.u8() % 4u) {
+  switch (in.u8() % 6u) {
     case 0: drive<T, DefaultWakeTraits>(topo, in); break;
     case 1: drive<T, traits::Wang2013>(topo, in); break;
     case 2: drive<T, traits::CacheHot<sis_cache::V2, AnyTaskMayTake>>(topo, in); break;
+    case 3: drive<T, traits::Linux2008<sync2008::Unchecked>>(topo, in); break;
+    case 4: drive<T, traits::Linux2008<sync2008::Balanced>>(topo, in); break;
     default: drive<T, traits::CacheHot<sis_cache::V1, OwnerOnly>>(topo, in); break;
   }
 }
