@@ -4,6 +4,7 @@
 // start of the task's run (the worker's cached time), which would count the
 // work done before the wake-up as overlap.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <mutex>
@@ -77,30 +78,36 @@ std::size_t shorter_than_busy(const std::vector<Nanoseconds>& s) {
 TEST_CASE("a blocked task closes its overlap from the wake-up, not the run's start", "[pool][overlap]") {
   // Each round the sender busies 2 ms, wakes the receiver (if it waits)
   // and blocks on that round's event, which a thread off the pool sets (a
-  // wake-up with no waker task: it stamps nobody). The receiver wakes
-  // nobody, so every sample is the sender's: from its wake-up to its block.
+  // wake-up with no waker task: it stamps nobody) 1 ms after the sender
+  // has said it reached the wait, so that the sender blocks in every round
+  // and no wake-up's stamp is carried into the next round's block. The
+  // receiver wakes nobody, so every sample is the sender's: from its
+  // wake-up to its block in the same round.
   RecordingOverlap::samples.reserve(1024);
   (void)RecordingOverlap::take();
   std::vector<taskplace_pool::Event> events(rounds);
+  std::atomic<int> reached{-1};
   {
     Pool pool{pool_test::two_cpus()};
     std::thread setter{[&] {
-      for (auto& e : events) {
-        std::this_thread::sleep_for(3ms);
-        e.set();
+      for (int i = 0; i < rounds; ++i) {
+        while (reached.load() < i) std::this_thread::sleep_for(100us);
+        std::this_thread::sleep_for(1ms);
+        events[static_cast<std::size_t>(i)].set();
       }
     }};
-    pool.block_on([](Pool& p, std::vector<taskplace_pool::Event>& ev) -> task<void> {
+    pool.block_on([](Pool& p, std::vector<taskplace_pool::Event>& ev, std::atomic<int>& at) -> task<void> {
       Channel<int> to{};  // unbounded: the send never blocks
       auto r = p.spawn(receiver(to));
-      for (auto& e : ev) {
+      for (int i = 0; i < rounds; ++i) {
         busy(2ms);
         co_await to.send(1);  // wakes the receiver when it waits
-        co_await e.wait();    // blocks unless the setter was faster
+        at.store(i);
+        co_await ev[static_cast<std::size_t>(i)].wait();
       }
       to.close();
       co_await r;
-    }(pool, events));
+    }(pool, events, reached));
     setter.join();
   }
   const auto s = RecordingOverlap::take();
