@@ -121,3 +121,7 @@ static_assert(std::is_same_v<tp::WakePlacer<tp::UniformTopology, OldTraits>::ove
 template class tp::WakePlacer<tp::UniformTopology, tp::traits::Linux2008<>>;
 template class tp::WakePlacer<tp::TableTopology, tp::traits::Linux2008<tp::sync2008::Unchecked>>;
 template class tp::WakePlacer<tp::SysfsTopology, tp::traits::Linux2008<tp::sync2008::Ignored>>;
+// The wakee_load an embedder with runnable-only loads passes, per rule.
+static_assert(tp::runnable_only_wakee_load<tp::WakeAffine> == 0);
+static_assert(tp::runnable_only_wakee_load<tp::WakeAffine2008<>> == 1024);
+static_assert(tp::runnable_only_wakee_load<tp::AffineAlways> == 0);

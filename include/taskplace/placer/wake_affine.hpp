@@ -157,6 +157,14 @@ struct WakeAffine {
   }
 };
 
+// The wakee_load an embedder passes when its load(c) counts runnable tasks
+// only, one nice-0 task being 1024: 0 for a rule that takes the wakee off
+// prev's load (WakeAffine: a sleeper is not in it), the weight 1024 for one
+// that reads wakee_load as the wakee's weight (WakeAffine2008).
+template <class Affine>
+inline constexpr std::uint64_t runnable_only_wakee_load =
+    requires { requires Affine::wakee_load_is_weight; } ? 1024 : 0;
+
 // Pull every wakee to the waking CPU: sync wake-ups of 2.6.23-2.6.26, which
 // stacked pgbench's backends on the client's CPU (seed 001).
 struct AffineAlways {

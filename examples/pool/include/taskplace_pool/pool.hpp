@@ -614,11 +614,6 @@ class Pool {
   // which is exactly what the affine step's sync rule looks for (kernel
   // wake_affine_idle); the idle-sibling search then sees the same busy
   // worker, as select_idle_sibling does.
-  // One nice-0 task: the wakee's weight for a rule that reads it so
-  // (WakeAffine2008); 0 for today's, since load(c) counts runnable tasks only.
-  static constexpr bool wakee_load_is_weight =
-      requires { requires placer_type::affine_policy::wakee_load_is_weight; };
-
   void wake_task(detail::TaskControl* t, WakeHint hint) {
     auto* ctx = detail::current_context();
     const bool inside = ctx != nullptr && ctx->pool == this;
@@ -637,7 +632,7 @@ class Pool {
             .prev_cpu = t->last_cpu,
             .sync = waker != nullptr && hint != WakeHint::async,
             .current_cpu = waker != nullptr && hint == WakeHint::handoff,
-            .wakee_load = wakee_load_is_weight ? 1024u : 0u,
+            .wakee_load = taskplace::runnable_only_wakee_load<typename placer_type::affine_policy>,
             .waker_load = 1024},
         Machine{*this, inside ? workers_[waking]->now : clock_.now()},
         inside && !placer_type::tracking_overlap ? workers_[waking]->now : clock_.now());
@@ -666,23 +661,15 @@ class Pool {
                           w.queued.load(std::memory_order_relaxed) == 0,
                           placer_type::tracking_overlap ? clock_.now() : w.now);
     } else if constexpr (placer_type::tracking_overlap) {
-      close_overlap(t, clock_.now());
+      // traits::Linux2008: the overlap begun at t's last wake-up of another
+      // task ends now. Every sleep passes here (sleep_for announces its
+      // block before it queues its timer), on t's own thread, before t is
+      // published as a waiter (the waker's read of the average is ordered
+      // after this write by the waiter list's lock). Like the wake-up's
+      // stamp (wake_task), a fresh clock read, not the worker's time at
+      // the start of the run.
+      placer_.task_sleeps(rec(t)->placement, clock_.now());
     }
-  }
-
-  // Effects: with an overlap policy (traits::Linux2008), t goes to sleep:
-  // the overlap begun at its last wake-up of another task ends now. Every
-  // sleep passes here through block_task: sleep_for announces its block
-  // before it queues its timer. The
-  // wake-up was stamped with a fresh clock read too (wake_task), not the
-  // worker's time at the start of the run, so the sample is the time from
-  // that wake-up to this sleep. Without an overlap policy nothing is
-  // written. The caller is t's own
-  // thread, before t is published as a waiter (the waker's read of the
-  // average is ordered after this write by the waiter list's lock).
-  void close_overlap([[maybe_unused]] detail::TaskControl* t, [[maybe_unused]] Nanoseconds now) const noexcept {
-    if constexpr (placer_type::tracking_overlap)
-      placer_.task_sleeps(rec(t)->placement, now);
   }
 
   // Effects: the running task t stops running now (it blocks or yields):
@@ -865,7 +852,6 @@ class Pool {
     v.q.erase(r.it);
     return t;
   }
-
 
   // Effects: tells the workers to stop once the pool is quiescent (no
   // runnable task, no pending timer), wakes the parked ones to see it,

@@ -15,14 +15,6 @@
 
 namespace taskplace_sim {
 
-namespace detail {
-// Whether an affine rule reads wakee_load as the wakee's weight (the 2008
-// kernels, whose cpu_load[] left sleepers out as load(c) here does) rather
-// than as its load still counted on prev (today's WakeAffine, PELT).
-template <class Affine>
-inline constexpr bool adds_wakee_weight = requires { requires Affine::wakee_load_is_weight; };
-}  // namespace detail
-
 template <taskplace::Topology T, class W, class B>
 void Machine<T, W, B>::begin_compute(Task& t, Nanoseconds d) {
   t.remaining = d + t.extra;
@@ -156,7 +148,7 @@ void Machine<T, W, B>::wake(Task& u, Task* waker, CpuId c, bool sync) {
   // the wakee off prev's PELT load, so wakee_load = 0 (affine input docs);
   // the 2008 rule adds the wakee's weight to the waking CPU's runnable load
   // (kernel: 100 * (tl + p->se.load.weight) against prev's), so it gets it.
-  w.wakee_load = detail::adds_wakee_weight<typename Placer::affine_policy> ? 1024 : 0;
+  w.wakee_load = taskplace::runnable_only_wakee_load<typename Placer::affine_policy>;
   const taskplace::Placement p = placer_.place(w, View{this}, now_);
   if (trace_ != nullptr)
     trace_->wake(now_, u.spec->name, c, p.cpu, taskplace::to_string(p.affine),
