@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "taskplace/detail/traits.hpp"
 #include "taskplace/clock.hpp"
 #include "taskplace/concepts.hpp"
 #include "taskplace/fwd.hpp"
@@ -90,16 +91,9 @@ namespace detail {
 // Traits::Attempts, or AttemptEveryLevel for balance traits written before
 // it existed (not derived from DefaultBalanceTraits).
 template <class Traits>
-struct balance_attempts {
-  using type = AttemptEveryLevel;
-};
+using attempts_member = typename Traits::Attempts;
 template <class Traits>
-  requires requires { typename Traits::Attempts; }
-struct balance_attempts<Traits> {
-  using type = typename Traits::Attempts;
-};
-template <class Traits>
-using balance_attempts_t = typename balance_attempts<Traits>::type;
+using balance_attempts_t = member_or_t<Traits, AttemptEveryLevel, attempts_member>;
 
 // The balancer's per-CPU state: the tracker's, plus the attempt policy's
 // when that has any (AttemptEveryLevel has none: then it is the tracker's

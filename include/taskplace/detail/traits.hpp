@@ -1,0 +1,26 @@
+// taskplace/detail/traits.hpp: reading an optional member of a traits class.
+//
+// A traits member added after release (WakePlacer's Overlap, Duration and
+// OnCurrent; IdleBalancer's Attempts) is optional: traits written before
+// it, and not derived from the library's defaults, get the default.
+//
+//   template <class T> using attempts_member = typename T::Attempts;
+//   using A = taskplace::detail::member_or_t<Traits, AttemptEveryLevel, attempts_member>;
+#pragma once
+
+namespace taskplace::detail {
+
+// Returns (as ::type): Member<Traits> if that names a type, else Default.
+template <class Traits, class Default, template <class> class Member>
+struct member_or {
+  using type = Default;
+};
+template <class Traits, class Default, template <class> class Member>
+  requires requires { typename Member<Traits>; }
+struct member_or<Traits, Default, Member> {
+  using type = Member<Traits>;
+};
+template <class Traits, class Default, template <class> class Member>
+using member_or_t = typename member_or<Traits, Default, Member>::type;
+
+}  // namespace taskplace::detail
