@@ -301,6 +301,23 @@ concept OverlapPolicy = std::default_initializable<typename P::state> &&
     };
 
 // ---------------------------------------------------------------------------
+// DurationPolicy: measures how long a task runs between two sleeps (se.dur_avg
+// of the SIS_CURRENT series, 2023). Models: DurationTracker, NoDuration.
+//   R1 typename P::state, default-constructible (lives in the task)
+//   R2 P::enabled -> bool: false for a policy that measures nothing
+//   R3 P::on_run(s, now), P::on_stop(s, now), P::on_sleep(s, now): noexcept
+//   R4 P::average(s) -> Nanoseconds; 0 means nothing measured (never short)
+template <class P>
+concept DurationPolicy = std::default_initializable<typename P::state> &&
+    requires(typename P::state& s, const typename P::state& cs, Nanoseconds now) {
+      { P::enabled } -> std::convertible_to<bool>;
+      { P::on_run(s, now) } noexcept;
+      { P::on_stop(s, now) } noexcept;
+      { P::on_sleep(s, now) } noexcept;
+      { P::average(cs) } noexcept -> std::same_as<Nanoseconds>;
+    };
+
+// ---------------------------------------------------------------------------
 // SyncAffineVariant: how a 2008 kernel's wake_affine() treated the sync hint
 // (WakeAffine2008). Models: sync2008::Unchecked, Balanced, Ignored.
 //   R1 V::honour_sync -> bool: false ignores the hint (SYNC_WAKEUPS off)
