@@ -36,6 +36,7 @@ enum class WakeCounter : std::uint8_t {
   reservation_skips,  // idle CPUs skipped because reserved for another task
   affinity_fallback,  // the chosen CPU was not allowed: fell back
   current_cpu,        // hand-offs placed on the waking CPU (Wakeup::current_cpu)
+  wake_on_current,    // short pairs kept on the waking CPU (WakeOnCurrent)
   count_
 };
 
@@ -44,7 +45,8 @@ constexpr const char* to_string(WakeCounter c) noexcept {
       "wakeups",   "wide",        "affine_considered", "affine_pulled",
       "prev_kept", "idle_target", "idle_prev",         "idle_recent",
       "idle_core", "idle_scan",   "hot_fallback",      "target_busy",
-      "scanned_cpus", "reservation_skips", "affinity_fallback", "current_cpu"};
+      "scanned_cpus", "reservation_skips", "affinity_fallback", "current_cpu",
+      "wake_on_current"};
   static_assert(std::size(names) == static_cast<std::size_t>(WakeCounter::count_));
   return names[static_cast<std::size_t>(c)];
 }

@@ -3,7 +3,9 @@
 // "Task A, running on CPU c, wakes task B, which last ran on CPU p: where
 // does B run?" Kernel analogue: select_task_rq_fair() for a wake-up
 // (record_wakee, the WF_CURRENT_CPU hand-off, wake_wide, wake_affine,
-// select_idle_sibling), as of v6.x, every step a policy in the traits.
+// select_idle_sibling), as of v6.x, every step a policy in the traits; and
+// the steps of kernels that were (avg_overlap, 2008) or proposals that
+// were never merged (SIS_CACHE, SIS_CURRENT), off by default.
 //
 //   taskplace::WakePlacer<taskplace::UniformTopology> placer{topo};
 //   auto p = placer.place({.waker = &a, .waker_key = ka, .wakee = &b, .wakee_key = kb,
@@ -17,9 +19,12 @@
 #include "taskplace/concepts.hpp"
 #include "taskplace/fwd.hpp"
 #include "taskplace/detail/assert.hpp"
+#include "taskplace/detail/traits.hpp"
 #include "taskplace/placer/select_idle_sibling.hpp"
 #include "taskplace/placer/wake_affine.hpp"
+#include "taskplace/placer/wake_on_current.hpp"
 #include "taskplace/policy/cache_hot_reservation.hpp"
+#include "taskplace/policy/duration_tracker.hpp"
 #include "taskplace/policy/flip_counter.hpp"
 #include "taskplace/policy/llc_factor.hpp"
 #include "taskplace/policy/overlap_tracker.hpp"
@@ -39,6 +44,8 @@ struct DefaultWakeTraits {
   using Search = IdleSiblingSearch;   // kernel select_idle_sibling with SIS_UTIL
   using Reservation = NoReservation;  // SIS_CACHE (seed 002) was never merged
   using Overlap = NoOverlap;          // avg_overlap went in 2010
+  using Duration = NoDuration;        // dur_avg (SIS_CURRENT's patch 1/2) was never merged
+  using OnCurrent = NoWakeOnCurrent;  // SIS_CURRENT (2023) was never merged
   using Stats = NoStats;              // schedstats off, as in production kernels
   using Hook = NoHook;                // no tracepoint attached
 };
@@ -81,6 +88,14 @@ template <class Variant = sis_cache::V2, class Ownership = AnyTaskMayTake>
 struct CacheHot : DefaultWakeTraits {
   using Reservation = CacheHotReservation<Variant, Ownership>;
 };
+// Current plus SIS_CURRENT (2023): a pair of short tasks that wake each
+// other stays on the waking CPU, with no search. Variant: sis_current::V8
+// (threshold the migration cost) or V7 (an eighth of the granularity).
+template <class Variant = sis_current::V8>
+struct SisCurrent : DefaultWakeTraits {
+  using Duration = DurationTracker;
+  using OnCurrent = WakeOnCurrent<Variant>;
+};
 }  // namespace traits
 
 // The decision, with the reason of each step, for tests and traces.
@@ -104,16 +119,11 @@ struct WakeEvent {
 };
 
 namespace detail {
-// Traits::Overlap, or NoOverlap for traits written before it existed.
+template <class Traits> using overlap_member = typename Traits::Overlap;
+template <class Traits> using duration_member = typename Traits::Duration;
+template <class Traits> using on_current_member = typename Traits::OnCurrent;
 template <class Traits>
-struct overlap_of {
-  using type = NoOverlap;
-};
-template <class Traits>
-  requires requires { typename Traits::Overlap; }
-struct overlap_of<Traits> {
-  using type = typename Traits::Overlap;
-};
+struct overlap_of : member_or<Traits, NoOverlap, overlap_member> {};
 template <class Affine>
 inline constexpr bool reads_overlap = requires { requires Affine::reads_overlap; };
 }  // namespace detail
@@ -130,6 +140,8 @@ class WakePlacer {
   using search_policy = typename Traits::Search;
   using reservation_policy = typename Traits::Reservation;
   using overlap_policy = typename detail::overlap_of<Traits>::type;
+  using duration_policy = detail::member_or_t<Traits, NoDuration, detail::duration_member>;
+  using on_current_rule = detail::member_or_t<Traits, NoWakeOnCurrent, detail::on_current_member>;
   using stats_type = typename Traits::Stats::template counters<WakeCounter>;
   using hook_type = typename Traits::Hook;
 
@@ -149,8 +161,23 @@ class WakePlacer {
   static_assert(!detail::reads_overlap<affine_policy> || overlap_policy::enabled,
                 "Traits::Affine reads the tasks' average overlap: set Traits::Overlap = OverlapTracker");
 
+  static_assert(DurationPolicy<duration_policy>,
+                "Traits::Duration must model taskplace::DurationPolicy (DurationTracker or NoDuration)");
+  static_assert(requires(const typename flips_policy::state& s) {
+                  { on_current_rule::enabled } -> std::convertible_to<bool>;
+                  { on_current_rule::decide(WakeOnCurrentInput{}) } noexcept -> std::same_as<bool>;
+                }, "Traits::OnCurrent must be WakeOnCurrent<V> or NoWakeOnCurrent");
+  static_assert(!on_current_rule::enabled || duration_policy::enabled,
+                "Traits::OnCurrent reads the tasks' run durations: set Traits::Duration = DurationTracker");
+  static_assert(!on_current_rule::enabled ||
+                    requires(const flips_policy& f, const typename flips_policy::state& s) {
+                      { f.last_wakee(s) } -> std::same_as<TaskKey>;
+                    },
+                "Traits::OnCurrent reads the last wakee: Traits::Flips needs last_wakee(state)");
+
   static constexpr bool reserving = !std::is_same_v<reservation_policy, NoReservation>;
   static constexpr bool tracking_overlap = overlap_policy::enabled;
+  static constexpr bool tracking_duration = duration_policy::enabled;
 
   // Per-task state the placer reads and writes. Lives in the embedder's
   // task object. Thread-safety: the waker's flips are written by the
@@ -159,11 +186,14 @@ class WakePlacer {
   // an overlap policy) is written by the task's own thread, at its wake-ups
   // of others and at its sleep (task_sleeps), and read by whoever wakes it:
   // the embedder orders that sleep's write before it publishes the task as
-  // a waiter (the pool does so under the waiter list's lock).
+  // a waiter (the pool does so under the waiter list's lock). The duration
+  // (with a duration policy) likewise: written by the thread running the
+  // task (task_runs, task_stops, task_sleeps), read by its wakers.
   struct task_state {
     typename flips_policy::state flips{};
     [[no_unique_address]] typename reservation_policy::task_state sleep{};
     [[no_unique_address]] typename overlap_policy::state overlap{};
+    [[no_unique_address]] typename duration_policy::state duration{};
     CpuId recent_cpu = no_cpu;  // kernel p->recent_used_cpu
   };
 
@@ -245,6 +275,24 @@ class WakePlacer {
       return p;
     }
 
+    // A pair of short tasks that wake each other stays on the waking CPU
+    // (SIS_CURRENT; after record_wakee, so the flips include this wake-up).
+    if constexpr (on_current_rule::enabled) {
+      if (w.waker != nullptr && allowed(waking) &&
+          on_current_rule::decide(WakeOnCurrentInput{
+              machine.nr_running(waking), duration_policy::average(w.waker->duration),
+              duration_policy::average(w.wakee->duration), waker_flips,
+              flips_.flips(w.wakee->flips), flips_.last_wakee(w.waker->flips),
+              flips_.last_wakee(w.wakee->flips), w.waker_key, w.wakee_key, t.cpu_count()})) {
+        p.cpu = p.target = waking;
+        p.affine = AffineReason::wake_on_current;
+        p.reason = WakeReason::wake_on_current;
+        count_reason(p.reason);
+        emit(w, waking, prev, p);
+        return p;
+      }
+    }
+
     // 2. Wide: a waker of many partners, or a wakee of many wakers, is not
     // pulled; the partners would pile onto one CPU.
     const std::uint32_t factor = static_cast<std::uint32_t>(factor_policy::factor(t, waking));
@@ -305,19 +353,33 @@ class WakePlacer {
   // Effects: the task goes to sleep on `cpu`; with a reservation policy,
   // reserves the CPU if it becomes idle and the task sleeps briefly;
   // with an overlap policy, closes the overlap begun at its last wake-up
-  // of another task. `cpu_state` is the reservation's per-CPU state the
-  // machine state returns from reservation(cpu). With neither, does nothing.
+  // of another task; with a duration policy, closes its run and folds the
+  // run time since its last sleep into its average. `cpu_state` is the
+  // reservation's per-CPU state the machine state returns from
+  // reservation(cpu). With none of them, does nothing.
   template <class CpuState>
   void task_sleeps(task_state& task, TaskKey key, CpuState& cpu_state, bool cpu_becomes_idle,
                    Nanoseconds now) const noexcept {
     if constexpr (reserving) reservation_.on_sleep(task.sleep, cpu_state, cpu_becomes_idle, key, now);
     overlap_policy::on_sleep(task.overlap, now);
+    duration_policy::on_sleep(task.duration, now);
   }
   // The same without a reservation policy, which needs the CPU's state.
   void task_sleeps(task_state& task, Nanoseconds now) const noexcept
     requires(!reserving)
   {
     overlap_policy::on_sleep(task.overlap, now);
+    duration_policy::on_sleep(task.duration, now);
+  }
+  // Effects: with a duration policy, the task starts running at `now`
+  // (task_runs) or stops without sleeping, yielding or preempted
+  // (task_stops); without one, nothing. Kernel: the task's
+  // sum_exec_runtime grows between the two.
+  void task_runs(task_state& task, Nanoseconds now) const noexcept {
+    duration_policy::on_run(task.duration, now);
+  }
+  void task_stops(task_state& task, Nanoseconds now) const noexcept {
+    duration_policy::on_stop(task.duration, now);
   }
 
   const T& topology() const noexcept { return *topology_; }
@@ -364,6 +426,7 @@ class WakePlacer {
       case WakeReason::hot_fallback: stats_.add(WakeCounter::hot_fallback); break;
       case WakeReason::target_busy: stats_.add(WakeCounter::target_busy); break;
       case WakeReason::current_cpu: stats_.add(WakeCounter::current_cpu); break;
+      case WakeReason::wake_on_current: stats_.add(WakeCounter::wake_on_current); break;
       default: break;
     }
   }

@@ -125,3 +125,61 @@ template class tp::WakePlacer<tp::SysfsTopology, tp::traits::Linux2008<tp::sync2
 static_assert(tp::runnable_only_wakee_load<tp::WakeAffine> == 0);
 static_assert(tp::runnable_only_wakee_load<tp::WakeAffine2008<>> == 1024);
 static_assert(tp::runnable_only_wakee_load<tp::AffineAlways> == 0);
+
+// SIS_CURRENT (2023): the run-duration measurement and the rule reading it.
+static_assert(tp::DurationPolicy<tp::DurationTracker> && tp::DurationPolicy<tp::NoDuration>);
+namespace {
+struct NoStop {  // R3: a yield or preemption must be reportable (on_stop missing)
+  static constexpr bool enabled = true;
+  struct state {};
+  static void on_run(state&, tp::Nanoseconds) noexcept;
+  static void on_sleep(state&, tp::Nanoseconds) noexcept;
+  static tp::Nanoseconds average(const state&) noexcept;
+};
+struct CountAverage {  // R4: the average is a duration, not a count
+  static constexpr bool enabled = true;
+  struct state {};
+  static void on_run(state&, tp::Nanoseconds) noexcept;
+  static void on_stop(state&, tp::Nanoseconds) noexcept;
+  static void on_sleep(state&, tp::Nanoseconds) noexcept;
+  static std::int64_t average(const state&) noexcept;
+};
+// The defaults named explicitly: today's kernel, nothing measured.
+struct ExplicitDefaults : tp::DefaultWakeTraits {
+  using Duration = tp::NoDuration;
+  using OnCurrent = tp::NoWakeOnCurrent;
+};
+// What a task_state of today's kernel holds: the flips and recent_cpu.
+struct FlipsAndRecent {
+  tp::FlipCounter<>::state flips;
+  tp::CpuId recent_cpu;
+};
+template <class Traits>
+using task_state_of = typename tp::WakePlacer<tp::UniformTopology, Traits>::task_state;
+}  // namespace
+static_assert(!tp::DurationPolicy<NoStop> && !tp::DurationPolicy<CountAverage>);
+static_assert(!tp::DurationPolicy<int> && !tp::DurationPolicy<tp::OverlapTracker>);
+// Traits written before Traits::Duration and Traits::OnCurrent existed (and
+// not derived from the defaults) still compose: nothing measured, no rule.
+static_assert(std::is_same_v<tp::WakePlacer<tp::UniformTopology, OldTraits>::duration_policy, tp::NoDuration>);
+static_assert(std::is_same_v<tp::WakePlacer<tp::UniformTopology, OldTraits>::on_current_rule, tp::NoWakeOnCurrent>);
+static_assert(!tp::WakePlacer<tp::UniformTopology, OldTraits>::tracking_duration);
+// traits::SisCurrent measures durations and applies the rule in its variant.
+static_assert(tp::WakePlacer<tp::UniformTopology, tp::traits::SisCurrent<>>::tracking_duration);
+static_assert(!tp::WakePlacer<tp::UniformTopology, tp::traits::Current>::tracking_duration);
+static_assert(std::is_same_v<tp::WakePlacer<tp::UniformTopology, tp::traits::SisCurrent<>>::on_current_rule,
+                             tp::WakeOnCurrent<tp::sis_current::V8>>);
+static_assert(std::is_same_v<tp::WakePlacer<tp::UniformTopology, tp::traits::SisCurrent<>>::duration_policy,
+                             tp::DurationTracker>);
+static_assert(std::is_same_v<tp::WakePlacer<tp::UniformTopology, tp::traits::SisCurrent<tp::sis_current::V7>>::on_current_rule,
+                             tp::WakeOnCurrent<tp::sis_current::V7>>);
+// NoDuration and NoWakeOnCurrent cost a task nothing: the same task_state
+// as today's kernel, as small as its flips and recent_cpu alone, smaller
+// than SisCurrent's, which holds a DurationTracker::state.
+static_assert(sizeof(task_state_of<tp::traits::Current>) == sizeof(task_state_of<ExplicitDefaults>));
+static_assert(sizeof(task_state_of<tp::traits::Current>) == sizeof(task_state_of<OldTraits>));
+static_assert(sizeof(task_state_of<tp::traits::Current>) == sizeof(FlipsAndRecent));
+static_assert(sizeof(task_state_of<tp::traits::SisCurrent<>>) > sizeof(task_state_of<tp::traits::Current>));
+template class tp::WakePlacer<tp::UniformTopology, tp::traits::SisCurrent<>>;
+template class tp::WakePlacer<tp::TableTopology, tp::traits::SisCurrent<tp::sis_current::V7>>;
+template class tp::WakePlacer<tp::SysfsTopology, ExplicitDefaults>;

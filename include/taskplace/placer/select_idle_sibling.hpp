@@ -37,6 +37,7 @@ enum class WakeReason : std::uint8_t {
   affinity_fallback,  // the CPU found was not allowed: first allowed CPU
   affinity_empty,     // the task allows no CPU: the target, mask ignored
   current_cpu,        // a hand-off (Wakeup::current_cpu): the waking CPU, no search
+  wake_on_current,    // WakeOnCurrent: a short pair that wakes each other, the waking CPU, no search
 };
 
 constexpr const char* to_string(WakeReason r) noexcept {
@@ -52,6 +53,7 @@ constexpr const char* to_string(WakeReason r) noexcept {
     case WakeReason::affinity_fallback: return "affinity_fallback";
     case WakeReason::affinity_empty: return "affinity_empty";
     case WakeReason::current_cpu: return "current_cpu";
+    case WakeReason::wake_on_current: return "wake_on_current";
   }
   return "unknown";
 }

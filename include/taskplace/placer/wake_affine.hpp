@@ -37,6 +37,7 @@ enum class AffineReason : std::uint8_t {
   forced_prev,         // AffineNever
   current_cpu,         // a hand-off (Wakeup::current_cpu): the waking CPU, no decision
   sync_overlap,        // WakeAffine2008: sync hint, both overlaps short
+  wake_on_current,     // WakeOnCurrent: a short pair that wakes each other, the waking CPU
 };
 
 constexpr const char* to_string(AffineReason r) noexcept {
@@ -54,6 +55,7 @@ constexpr const char* to_string(AffineReason r) noexcept {
     case AffineReason::forced_prev: return "forced_prev";
     case AffineReason::current_cpu: return "current_cpu";
     case AffineReason::sync_overlap: return "sync_overlap";
+    case AffineReason::wake_on_current: return "wake_on_current";
   }
   return "unknown";
 }

@@ -163,6 +163,10 @@ class FlipCounter {
   // Invariant: never wraps: UINT32_MAX once reached stays until a decay.
   constexpr std::uint32_t flips(const state& s) const noexcept { return s.flips.load(); }
 
+  // Returns: the partner woken last (no_task before the first record()).
+  // Complexity: O(1). Thread-safety: as record().
+  constexpr TaskKey last_wakee(const state& s) const noexcept { return s.last_wakee.load(); }
+
  private:
   // now > stamp + period, computed without overflow for every pair of
   // 64-bit stamps: the difference of now > stamp fits in 64 unsigned bits.
