@@ -39,6 +39,7 @@ using UniformPool = taskplace_pool::Pool<taskplace::UniformTopology, Traits>;
 using Policies = std::tuple<taskplace::traits::Current, taskplace::traits::AlwaysAffine,
                             taskplace::traits::PrevCpu, taskplace::traits::Wang2013,
                             taskplace::traits::CacheHot<>,
-                            taskplace::traits::Linux2008<taskplace::sync2008::Unchecked>>;
+                            taskplace::traits::Linux2008<taskplace::sync2008::Unchecked>,
+                            taskplace::traits::SisCurrent<>>;
 
 }  // namespace pool_test

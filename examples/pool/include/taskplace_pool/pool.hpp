@@ -659,15 +659,19 @@ class Pool {
       std::lock_guard lk(w.res_m);
       w.placer.task_sleeps(rec(t)->placement, key(t), w.res,
                           w.queued.load(std::memory_order_relaxed) == 0,
-                          placer_type::tracking_overlap ? clock_.now() : w.now);
-    } else if constexpr (placer_type::tracking_overlap) {
+                          placer_type::tracking_overlap || placer_type::tracking_duration
+                              ? clock_.now()
+                              : w.now);
+    } else if constexpr (placer_type::tracking_overlap || placer_type::tracking_duration) {
       // traits::Linux2008: the overlap begun at t's last wake-up of another
       // task ends now. Every sleep passes here (sleep_for announces its
       // block before it queues its timer), on t's own thread, before t is
       // published as a waiter (the waker's read of the average is ordered
       // after this write by the waiter list's lock). Like the wake-up's
       // stamp (wake_task), a fresh clock read, not the worker's time at
-      // the start of the run.
+      // the start of the run. traits::SisCurrent: the run that began at
+      // run()'s task_runs ends now, and its length (plus any runs before a
+      // yield) is the sample of the task's average duration.
       placer_.task_sleeps(rec(t)->placement, clock_.now());
     }
   }
@@ -708,6 +712,8 @@ class Pool {
 
   void yield_task(detail::TaskControl* t) {
     stamp_end_of_run(t);
+    // A yield is no sleep: the run ends, the duration sample goes on.
+    if constexpr (placer_type::tracking_duration) placer_.task_stops(rec(t)->placement, clock_.now());
     auto* ctx = detail::current_context();
     enqueue(ctx != nullptr && ctx->pool == this ? ctx->cpu : idlest_worker(), t);
   }
@@ -939,6 +945,9 @@ class Pool {
       bump(w.migrations);
     t->last_cpu = w.cpu;
     t->last_ran = w.now;
+    // traits::SisCurrent: the run starts at the worker's time, read just
+    // before it popped t (one clock read per task, as for everything else).
+    if constexpr (placer_type::tracking_duration) w.placer.task_runs(rec(t)->placement, w.now);
     ctx.task = t;
     // From here on t may finish (and free itself) or be woken and resumed
     // on another worker: it is not touched after resume() returns.
