@@ -8,7 +8,11 @@
 // Boost.Fiber's work_stealing keeps its workers in process-wide statics, so
 // each Boost.Fiber run is a child process (this program, `--fiber-child`).
 //
-//   taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD]
+//   taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD] [--pipe-rounds N]
+//
+// --pipe-rounds sets pipe's round trips (default 100,000); a rule that
+// needs a pair to settle for a flip period (traits::SisCurrent: one second)
+// shows its steady state only in runs of some seconds.
 #include <algorithm>
 #include <cinttypes>
 #include <cstdint>
@@ -167,10 +171,13 @@ int main(int argc, char** argv) {
   int reps = 3;
   bool quick = false;
   std::string only;
+  std::uint32_t pipe_rounds = 100'000;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!std::strcmp(argv[i], "--pipe-rounds") && i + 1 < argc)
+      pipe_rounds = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
   }
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
 
@@ -185,6 +192,9 @@ int main(int argc, char** argv) {
       {"Linux2008 unchecked",
        pool_runner<taskplace::traits::Linux2008<taskplace::sync2008::Unchecked>>("Linux2008 unchecked")},
       {"Linux2008", pool_runner<taskplace::traits::Linux2008<>>("Linux2008")},
+      // Current plus SIS_CURRENT (2023, never merged): a pair of short
+      // tasks that wake each other stays on the waking worker.
+      {"SisCurrent", pool_runner<taskplace::traits::SisCurrent<>>("SisCurrent")},
       // Current with the kernel's cache-hot test on every steal
       // (PoolOptions::cache_hot_steals, taskplace::TaskHot).
       {"Current hot-steals", pool_runner<taskplace::traits::Current>("Current hot-steals", hot_steals())},
@@ -227,7 +237,7 @@ int main(int argc, char** argv) {
   const std::uint32_t div = quick ? 10 : 1;
   {
     workloads::Sizes s;
-    s.pipe_rounds = 100'000 / div;
+    s.pipe_rounds = std::max<std::uint32_t>(1, pipe_rounds / div);
     cases.emplace_back("pipe", s);
   }
   for (std::uint32_t clients : {1u, 2u, 4u, 8u, 16u, 32u}) {
