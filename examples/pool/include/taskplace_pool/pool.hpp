@@ -473,6 +473,11 @@ class Pool {
     // The worker's clock (kernel rq_clock): read once per scheduling round,
     // used by the placements and sleeps of the task it runs. Owner only.
     Nanoseconds now{0};
+    // A clock read taken when the task it ran blocked (placers that time
+    // sleeps only): the next round's time, so that the round reads the
+    // clock once, not twice. Owner only.
+    Nanoseconds blocked_at{0};
+    bool has_blocked_at = false;
     CpuId cpu = 0;
     std::thread thread;
     std::atomic<std::uint64_t> tasks_run{0}, migrations{0}, wakeups{0}, affine_wakeups{0},
@@ -659,10 +664,8 @@ class Pool {
       std::lock_guard lk(w.res_m);
       w.placer.task_sleeps(rec(t)->placement, key(t), w.res,
                           w.queued.load(std::memory_order_relaxed) == 0,
-                          placer_type::tracking_overlap || placer_type::tracking_duration
-                              ? clock_.now()
-                              : w.now);
-    } else if constexpr (placer_type::tracking_overlap || placer_type::tracking_duration) {
+                          timed_sleeps ? fresh_block_time(w) : w.now);
+    } else if constexpr (timed_sleeps) {
       // traits::Linux2008: the overlap begun at t's last wake-up of another
       // task ends now. Every sleep passes here (sleep_for announces its
       // block before it queues its timer), on t's own thread, before t is
@@ -672,8 +675,35 @@ class Pool {
       // the start of the run. traits::SisCurrent: the run that began at
       // run()'s task_runs ends now, and its length (plus any runs before a
       // yield) is the sample of the task's average duration.
-      placer_.task_sleeps(rec(t)->placement, clock_.now());
+      auto* ctx = detail::current_context();
+      const Nanoseconds now = ctx != nullptr && ctx->pool == this ? fresh_block_time(*workers_[ctx->cpu])
+                                                                    : clock_.now();
+      placer_.task_sleeps(rec(t)->placement, now);
     }
+  }
+
+  // Whether the placer times sleeps (an overlap or a duration policy): a
+  // blocking task then reads the clock.
+  static constexpr bool timed_sleeps = placer_type::tracking_overlap || placer_type::tracking_duration;
+
+  // Returns: the clock now, kept for w's next round (a task that calls
+  // block_task always suspends right after, so the round starts within
+  // nanoseconds). Owner only.
+  Nanoseconds fresh_block_time(Worker& w) const noexcept {
+    w.blocked_at = clock_.now();
+    w.has_blocked_at = true;
+    return w.blocked_at;
+  }
+  // Returns: the time of w's new round: the block's clock read when its
+  // last task blocked with a timed sleep, else a fresh one. Owner only.
+  Nanoseconds round_time(Worker& w) const noexcept {
+    if constexpr (timed_sleeps) {
+      if (w.has_blocked_at) {
+        w.has_blocked_at = false;
+        return w.blocked_at;
+      }
+    }
+    return clock_.now();
   }
 
   // Effects: the running task t stops running now (it blocks or yields):
@@ -900,7 +930,7 @@ class Pool {
     for (;;) {
       // One clock read per task while busy: it serves the timers, the
       // tick and the placements the task makes.
-      Nanoseconds now = clock_.now();
+      Nanoseconds now = round_time(w);
       w.now = now;
       fire_timers(w, now.count());
       detail::TaskControl* t = pop_local(w);
