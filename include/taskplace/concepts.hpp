@@ -11,6 +11,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <ranges>
 #include <span>
@@ -316,6 +317,16 @@ concept DurationPolicy = std::default_initializable<typename P::state> &&
       { P::on_sleep(s, now) } noexcept;
       { P::average(cs) } noexcept -> std::same_as<Nanoseconds>;
     };
+
+// ---------------------------------------------------------------------------
+// ShortTaskVariant: when WakeOnCurrent counts a task's average run as short
+// (placer/wake_on_current.hpp). Models: sis_current::V7, sis_current::V8.
+//   R1 V::is_short(Nanoseconds dur, std::size_t cpus) -> bool, noexcept,
+//      constexpr, defined for every duration (0 and the largest included)
+template <class V>
+concept ShortTaskVariant = requires(Nanoseconds d, std::size_t cpus) {
+  { V::is_short(d, cpus) } noexcept -> std::same_as<bool>;
+};
 
 // ---------------------------------------------------------------------------
 // SyncAffineVariant: how a 2008 kernel's wake_affine() treated the sync hint

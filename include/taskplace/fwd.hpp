@@ -96,6 +96,17 @@ struct Ignored;    // SYNC_WAKEUPS off: the load test alone
 template <SyncAffineVariant Variant = sync2008::Balanced>
 struct WakeAffine2008;
 
+// --- SIS_CURRENT (2023, never merged) ----------------------------------------
+struct DurationTracker;  // measures a task's average run between sleeps (dur_avg)
+struct NoDuration;       // measures nothing (today's kernel)  [default of WakePlacer]
+namespace sis_current {
+struct V7;  // v7: short below an eighth of the scaled minimum granularity
+struct V8;  // v8: short below the migration cost  [default]
+}  // namespace sis_current
+template <ShortTaskVariant Variant = sis_current::V8>
+struct WakeOnCurrent;    // a short pair that wakes each other stays on the waking CPU
+struct NoWakeOnCurrent;  // no such rule (today's kernel)  [default of WakePlacer]
+
 // --- The composed decisions ------------------------------------------------
 struct DefaultWakeTraits;     // today's kernel select_task_rq_fair for wake-ups
 template <Topology T, class Traits = DefaultWakeTraits>

@@ -91,7 +91,7 @@ struct CacheHot : DefaultWakeTraits {
 // Current plus SIS_CURRENT (2023): a pair of short tasks that wake each
 // other stays on the waking CPU, with no search. Variant: sis_current::V8
 // (threshold the migration cost) or V7 (an eighth of the granularity).
-template <class Variant = sis_current::V8>
+template <ShortTaskVariant Variant = sis_current::V8>
 struct SisCurrent : DefaultWakeTraits {
   using Duration = DurationTracker;
   using OnCurrent = WakeOnCurrent<Variant>;

@@ -30,6 +30,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "taskplace/concepts.hpp"
+#include "taskplace/fwd.hpp"
 #include "taskplace/tunables.hpp"
 #include "taskplace/types.hpp"
 
@@ -78,10 +80,12 @@ struct V7 {
   }
 };
 }  // namespace sis_current
+static_assert(ShortTaskVariant<sis_current::V7>);
+static_assert(ShortTaskVariant<sis_current::V8>);
 
 // The rule. Stateless; the durations come from a DurationTracker and the
 // flips and last wakees from the FlipCounter, both in the tasks' state.
-template <class Variant = sis_current::V8>
+template <ShortTaskVariant Variant>  // default in fwd.hpp: sis_current::V8
 struct WakeOnCurrent {
   static constexpr bool enabled = true;
   using variant_type = Variant;

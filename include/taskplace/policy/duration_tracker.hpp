@@ -18,6 +18,7 @@
 
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/math.hpp"
+#include "taskplace/fwd.hpp"
 #include "taskplace/types.hpp"
 
 namespace taskplace {
