@@ -102,6 +102,15 @@ TEST_CASE("each of the five tests, failing alone, keeps the wakee off the waking
          in.wakee_last_wakee = no_task;  // equal keys, but no_task matches nothing
        },
        false},
+      // A task waking itself (one key on both sides) passes test 5's
+      // equalities trivially, but is no pair: refused.
+      {"a task that wakes itself",
+       [](WakeOnCurrentInput& in) {
+         in.wakee = in.waker;
+         in.waker_last_wakee = in.waker;
+         in.wakee_last_wakee = in.waker;
+       },
+       false},
       {"a wakee without a key, as the waker's last wakee",
        [](WakeOnCurrentInput& in) {
          in.wakee = no_task;

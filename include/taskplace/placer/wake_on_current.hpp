@@ -92,14 +92,16 @@ struct WakeOnCurrent {
 
   // Returns: whether the wakee goes to the waking CPU: the five tests above,
   //   all of them. A key of no_task matches nothing (a wake-up from outside
-  //   any task, or a wakee that woke nobody yet, never passes test 5).
+  //   any task, or a wakee that woke nobody yet, never passes test 5), and
+  //   a task that wakes itself (waker == wakee, which no kernel task can:
+  //   the waker is running) is no pair and never passes either.
   // Complexity: O(1). Thread-safety: pure.
   static constexpr bool decide(const WakeOnCurrentInput& in) noexcept {
     if (in.waking_nr_running > 1) return false;
     if (!Variant::is_short(in.waker_duration, in.cpu_count)) return false;
     if (!Variant::is_short(in.wakee_duration, in.cpu_count)) return false;
     if (in.waker_flips != 0 || in.wakee_flips != 0) return false;
-    if (in.waker == no_task || in.wakee == no_task) return false;
+    if (in.waker == no_task || in.wakee == no_task || in.waker == in.wakee) return false;
     return in.waker_last_wakee == in.wakee && in.wakee_last_wakee == in.waker;
   }
 };
