@@ -1,13 +1,15 @@
 // Fuzz target: the composed WakePlacer over a random topology (a small
 // UniformTopology or a TableTopology from arbitrary arrays), a random
 // machine state, random affinity masks (including none), random previous
-// CPUs (including offline ids and no_cpu) and a random clock, for six
-// traits sets (today's, 2013's, two SIS_CACHE ones, and the 2008 rule
+// CPUs (including offline ids and no_cpu) and a random clock, for eight
+// traits sets (today's, 2013's, two SIS_CACHE ones, the 2008 rule
 // unchecked and balanced, whose tasks sleep and wake others so that their
-// overlaps move). After every wake-up: the CPU is a valid id, allowed by
-// the mask unless the mask allows none (then the reason is affinity_empty),
-// testing::check_placement reports no broken rule, and a 2008 sync pull
-// has a waker whose overlap and the wakee's were short.
+// overlaps move, and SIS_CURRENT v8 and v7, whose tasks run, stop and
+// sleep so that their durations move). After every wake-up: the CPU is a
+// valid id, allowed by the mask unless the mask allows none (then the
+// reason is affinity_empty), testing::check_placement reports no broken
+// rule, a 2008 sync pull has a waker whose overlap and the wakee's were
+// short, and a pair kept by WakeOnCurrent passed all five of its tests.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -31,7 +33,14 @@ void drive(const T& topo, fuzz::Bytes& in) {
   using R = typename P::reservation_policy;
   using Machine = std::conditional_t<P::reserving, testing::ScriptedMachine<true, true, typename R::cpu_state>,
                                      testing::ScriptedMachine<true, true>>;
-  const P placer(topo);
+  // With WakeOnCurrent, a flip period of 0-255 ns half the time, so that
+  // flips decay to 0 within the short runs a fuzzed clock can make.
+  const P placer = [&] {
+    if constexpr (P::on_current_rule::enabled) {
+      if (in.flag()) return P(topo, typename P::flips_policy{.period = Nanoseconds{in.u8()}});
+    }
+    return P(topo);
+  }();
   const CpuId n = topo.cpu_count();
   Machine m(n);
   std::vector<typename P::task_state> tasks(4);
@@ -50,6 +59,7 @@ void drive(const T& topo, fuzz::Bytes& in) {
         const std::uint8_t k = in.u8();
         if (k < 8) now = Nanoseconds{k & 1u ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min()};
         else if (k < 32) now = now.count() < std::numeric_limits<std::int64_t>::min() + (std::int64_t{1} << 32) ? Nanoseconds::min() : now - Nanoseconds{in.u32()};
+        else if (k < 128) now = detail::saturating_add(now, Nanoseconds{in.u8()});  // a short run
         else now = detail::saturating_add(now, Nanoseconds{in.u32()});
         break;
       }
@@ -60,6 +70,13 @@ void drive(const T& topo, fuzz::Bytes& in) {
           placer.task_sleeps(tasks[t], 100 + t, m.reservation_state(c), m.is_idle(c), now);
         } else if constexpr (P::tracking_overlap) {
           placer.task_sleeps(tasks[in.below(4)], now);
+        } else if constexpr (P::tracking_duration) {
+          auto& t = tasks[in.below(4)];
+          switch (in.below(3)) {
+            case 0: placer.task_runs(t, now); break;
+            case 1: placer.task_stops(t, now); break;
+            default: placer.task_sleeps(t, now); break;
+          }
         }
         break;
       }
@@ -94,7 +111,25 @@ void drive(const T& topo, fuzz::Bytes& in) {
         const Nanoseconds waker_overlap =
             w.waker != nullptr ? P::overlap_policy::average(w.waker->overlap) : Nanoseconds::max();
         const Nanoseconds wakee_overlap = P::overlap_policy::average(w.wakee->overlap);
+        const Nanoseconds waker_duration =
+            w.waker != nullptr ? P::duration_policy::average(w.waker->duration) : Nanoseconds{0};
+        const Nanoseconds wakee_duration = P::duration_policy::average(w.wakee->duration);
+        const std::uint32_t running_before = m.nr_running(waking < n ? waking : 0);
         const Placement p = placer.place(w, m, now, mask);
+        if (p.reason == WakeReason::wake_on_current) {
+          if constexpr (P::on_current_rule::enabled) {
+            using V = typename P::on_current_rule::variant_type;
+            FUZZ_CHECK(w.waker != nullptr && !w.current_cpu && mask(waking));
+            FUZZ_CHECK(p.cpu == waking && p.affine == AffineReason::wake_on_current);
+            FUZZ_CHECK(running_before <= 1);
+            FUZZ_CHECK(V::is_short(waker_duration, n) && V::is_short(wakee_duration, n));
+            FUZZ_CHECK(placer.flips().flips(w.waker->flips) == 0 && placer.flips().flips(w.wakee->flips) == 0);
+            FUZZ_CHECK(placer.flips().last_wakee(w.waker->flips) == w.wakee_key &&
+                       placer.flips().last_wakee(w.wakee->flips) == w.waker_key && w.waker_key != w.wakee_key);
+          } else {
+            FUZZ_CHECK(false);  // only WakeOnCurrent gives this reason
+          }
+        }
         if (p.affine == AffineReason::sync_overlap) {
           FUZZ_CHECK(w.sync && w.waker != nullptr);
           FUZZ_CHECK(waker_overlap < tunables::migration_cost && wakee_overlap < tunables::migration_cost);
@@ -129,12 +164,14 @@ void drive(const T& topo, fuzz::Bytes& in) {
 
 template <class T>
 void drive_all(const T& topo, fuzz::Bytes& in) {
-  switch (in.u8() % 6u) {
+  switch (in.u8() % 8u) {
     case 0: drive<T, DefaultWakeTraits>(topo, in); break;
     case 1: drive<T, traits::Wang2013>(topo, in); break;
     case 2: drive<T, traits::CacheHot<sis_cache::V2, AnyTaskMayTake>>(topo, in); break;
     case 3: drive<T, traits::Linux2008<sync2008::Unchecked>>(topo, in); break;
     case 4: drive<T, traits::Linux2008<sync2008::Balanced>>(topo, in); break;
+    case 5: drive<T, traits::SisCurrent<sis_current::V8>>(topo, in); break;
+    case 6: drive<T, traits::SisCurrent<sis_current::V7>>(topo, in); break;
     default: drive<T, traits::CacheHot<sis_cache::V1, OwnerOnly>>(topo, in); break;
   }
 }
