@@ -263,17 +263,10 @@ class WakePlacer {
     }
     if constexpr (reserving) reservation_.on_wakeup(w.wakee->sleep, now);
 
-    Placement p{};
     // A hand-off: the waker gives its CPU to the wakee (kernel: the
     // WF_CURRENT_CPU test right after record_wakee).
-    if (w.current_cpu && allowed(waking)) {
-      p.cpu = p.target = waking;
-      p.affine = AffineReason::current_cpu;
-      p.reason = WakeReason::current_cpu;
-      count_reason(p.reason);
-      emit(w, waking, prev, p);
-      return p;
-    }
+    if (w.current_cpu && allowed(waking))
+      return stay_on_waking(w, waking, prev, AffineReason::current_cpu, WakeReason::current_cpu);
 
     // A pair of short tasks that wake each other stays on the waking CPU
     // (SIS_CURRENT; after record_wakee, so the flips include this wake-up).
@@ -283,15 +276,11 @@ class WakePlacer {
               machine.nr_running(waking), duration_policy::average(w.waker->duration),
               duration_policy::average(w.wakee->duration), waker_flips,
               flips_.flips(w.wakee->flips), flips_.last_wakee(w.waker->flips),
-              flips_.last_wakee(w.wakee->flips), w.waker_key, w.wakee_key, t.cpu_count()})) {
-        p.cpu = p.target = waking;
-        p.affine = AffineReason::wake_on_current;
-        p.reason = WakeReason::wake_on_current;
-        count_reason(p.reason);
-        emit(w, waking, prev, p);
-        return p;
-      }
+              flips_.last_wakee(w.wakee->flips), w.waker_key, w.wakee_key, t.cpu_count()}))
+        return stay_on_waking(w, waking, prev, AffineReason::wake_on_current, WakeReason::wake_on_current);
     }
+
+    Placement p{};
 
     // 2. Wide: a waker of many partners, or a wakee of many wakers, is not
     // pulled; the partners would pile onto one CPU.
@@ -390,6 +379,19 @@ class WakePlacer {
   hook_type& hook() noexcept { return hook_; }
 
  private:
+  // Returns: the waking CPU, decided before the wide and affine steps and
+  // without a search (a hand-off, or a pair WakeOnCurrent keeps), counted
+  // and reported like every placement.
+  Placement stay_on_waking(const Wakeup& w, CpuId waking, CpuId prev, AffineReason a,
+                           WakeReason r) const {
+    Placement p{};
+    p.cpu = p.target = waking;
+    p.affine = a;
+    p.reason = r;
+    count_reason(r);
+    emit(w, waking, prev, p);
+    return p;
+  }
   void emit(const Wakeup& w, CpuId waking, CpuId prev, const Placement& p) const {
     if constexpr (detail::hook_enabled<hook_type>()) hook_(WakeEvent{w.waker_key, w.wakee_key, waking, prev, p});
   }
