@@ -12,7 +12,10 @@
 //
 // The placer has no baseline: `place <idle|busy|half> <cpus> N` runs
 // WakePlacer<UniformTopology, traits::Current>::place on placer_cases.hpp's
-// machines, one call of tp_place per decision.
+// machines, one call of tp_place per decision; `place_sis` the same with
+// traits::SisCurrent<> (tp_place_sis), whose baseline is `place`; and
+// `pair current|sis N` a settled ping-pong pair (tp_pair_current,
+// tp_pair_sis: the decision plus the run and sleep reports around it).
 //   valgrind --tool=callgrind --toggle-collect=tp_place
 //     ./taskplace_callgrind_driver place half 224 100000
 #include <cstdio>
@@ -66,6 +69,17 @@ __attribute__((noinline)) bool tp_reservation_baseline(const bench::ReservationB
 __attribute__((noinline)) taskplace::CpuId tp_place(bench::PlaceCase& c, std::uint32_t i) {
   return c(i).cpu;
 }
+__attribute__((noinline)) taskplace::CpuId tp_place_sis(bench::SisPlaceCase& c, std::uint32_t i) {
+  return c(i).cpu;
+}
+__attribute__((noinline)) taskplace::CpuId tp_pair_current(bench::PairCase<taskplace::traits::Current>& c,
+                                                           std::uint32_t i) {
+  return c(i).cpu;
+}
+__attribute__((noinline)) taskplace::CpuId tp_pair_sis(bench::PairCase<taskplace::traits::SisCurrent<>>& c,
+                                                       std::uint32_t i) {
+  return c(i).cpu;
+}
 }
 
 namespace {
@@ -77,9 +91,27 @@ unsigned run(F&& f, const Input& in, long n) {
 }
 }  // namespace
 
+static int pair_main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s pair current|sis N\n", argv[0]);
+    return 2;
+  }
+  const long n = std::strtol(argv[3], nullptr, 10);
+  unsigned long sum = 0;
+  if (std::string_view{argv[2]} == "sis") {
+    bench::PairCase<taskplace::traits::SisCurrent<>> c;
+    for (long i = 0; i < n; ++i) sum += tp_pair_sis(c, static_cast<std::uint32_t>(i));
+  } else {
+    bench::PairCase<taskplace::traits::Current> c;
+    for (long i = 0; i < n; ++i) sum += tp_pair_current(c, static_cast<std::uint32_t>(i));
+  }
+  std::printf("pair %s n=%ld sum=%lu\n", argv[2], n, sum);
+  return 0;
+}
+
 static int place_main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: %s place idle|busy|half CPUS N\n", argv[0]);
+    std::fprintf(stderr, "usage: %s place|place_sis idle|busy|half CPUS N\n", argv[0]);
     return 2;
   }
   const std::string_view load = argv[2];
@@ -88,15 +120,22 @@ static int place_main(int argc, char** argv) {
                                          : bench::Load::half;
   const auto topo = bench::shape(std::strtol(argv[3], nullptr, 10));
   const long n = std::strtol(argv[4], nullptr, 10);
-  bench::PlaceCase c{topo, l};
   unsigned long sum = 0;
-  for (long i = 0; i < n; ++i) sum += tp_place(c, static_cast<std::uint32_t>(i));
+  if (std::string_view{argv[1]} == "place_sis") {
+    bench::SisPlaceCase c{topo, l};
+    for (long i = 0; i < n; ++i) sum += tp_place_sis(c, static_cast<std::uint32_t>(i));
+  } else {
+    bench::PlaceCase c{topo, l};
+    for (long i = 0; i < n; ++i) sum += tp_place(c, static_cast<std::uint32_t>(i));
+  }
   std::printf("place %s %u n=%ld sum=%lu\n", argv[2], topo.cpu_count(), n, sum);
   return 0;
 }
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::string_view{argv[1]} == "place") return place_main(argc, argv);
+  if (argc >= 2 && (std::string_view{argv[1]} == "place" || std::string_view{argv[1]} == "place_sis"))
+    return place_main(argc, argv);
+  if (argc >= 2 && std::string_view{argv[1]} == "pair") return pair_main(argc, argv);
   if (argc != 4) {
     std::fprintf(stderr,
                  "usage: %s flip_wide|newidle_gate|reservation policy|baseline N\n"

@@ -89,19 +89,30 @@ inline std::vector<WakeInput> wake_inputs(const taskplace::UniformTopology& t, s
   return v;
 }
 
-using Placer = taskplace::WakePlacer<taskplace::UniformTopology, taskplace::traits::Current>;
-
 // One placer on one machine state; call i places the i-th wake-up of the
-// ring, 3 us after the previous one.
-struct PlaceCase {
+// ring, 3 us after the previous one. With a placer that measures run
+// durations (traits::SisCurrent), every task has run 10 us once before the
+// ring starts, so WakeOnCurrent reads short tasks and goes on to the flip
+// and last-wakee tests (which the ring's mixed partners fail: the common
+// path of that rule).
+template <class Traits>
+struct BasicPlaceCase {
+  using Placer = taskplace::WakePlacer<taskplace::UniformTopology, Traits>;
   ByteMachine machine;
   Placer placer;
-  std::vector<Placer::task_state> tasks = std::vector<Placer::task_state>(wake_tasks);
+  std::vector<typename Placer::task_state> tasks = std::vector<typename Placer::task_state>(wake_tasks);
   std::vector<WakeInput> in;
   std::int64_t now = 10'000'000'000;
 
-  PlaceCase(const taskplace::UniformTopology& topo, Load load)
-      : machine(topo, load), placer(topo), in(wake_inputs(topo)) {}
+  BasicPlaceCase(const taskplace::UniformTopology& topo, Load load)
+      : machine(topo, load), placer(topo), in(wake_inputs(topo)) {
+    if constexpr (Placer::tracking_duration) {
+      for (auto& t : tasks) {
+        placer.task_runs(t, taskplace::Nanoseconds{now - 20'000});
+        placer.task_sleeps(t, taskplace::Nanoseconds{now - 10'000});
+      }
+    }
+  }
 
   taskplace::Placement operator()(std::uint32_t i) {
     const WakeInput& w = in[i & (wake_ring - 1)];
@@ -110,6 +121,42 @@ struct PlaceCase {
                          .wakee = &tasks[w.wakee], .wakee_key = w.wakee + 1u,
                          .waking_cpu = w.waking, .prev_cpu = w.prev},
                         machine, taskplace::Nanoseconds{now});
+  }
+};
+using PlaceCase = BasicPlaceCase<taskplace::traits::Current>;
+using SisPlaceCase = BasicPlaceCase<taskplace::traits::SisCurrent<>>;
+
+// A ping-pong pair on the 12-CPU shape, half busy: tasks 0 and 1 wake each
+// other in turn, waking CPU 0, prev CPU 1, 3 us apart; each runs 10 us
+// between sleeps. Before the first measured call the pair has settled (2 s
+// of its exchange, so its flips have decayed to 0): under
+// traits::SisCurrent every call is a wake-up WakeOnCurrent keeps, under
+// traits::Current the usual decision.
+template <class Traits>
+struct PairCase {
+  using Placer = taskplace::WakePlacer<taskplace::UniformTopology, Traits>;
+  taskplace::UniformTopology topo = shape(12);
+  ByteMachine machine{topo, Load::half};
+  Placer placer{topo};
+  typename Placer::task_state tasks[2]{};
+  std::int64_t now = 10'000'000'000;
+
+  PairCase() {
+    for (int i = 0; i < 3; ++i) (void)(*this)(static_cast<std::uint32_t>(i));
+    now += 2'000'000'000;
+    for (int i = 0; i < 3; ++i) (void)(*this)(static_cast<std::uint32_t>(i));
+    machine.busy[0] = 1;  // the waker runs on CPU 0, alone
+  }
+  taskplace::Placement operator()(std::uint32_t i) {
+    const std::uint32_t a = i & 1u, b = a ^ 1u;
+    now += 3'000;
+    placer.task_runs(tasks[a], taskplace::Nanoseconds{now - 10'000});
+    const taskplace::Placement p =
+        placer.place({.waker = &tasks[a], .waker_key = a + 1u, .wakee = &tasks[b], .wakee_key = b + 1u,
+                      .waking_cpu = 0, .prev_cpu = 1, .sync = true},
+                     machine, taskplace::Nanoseconds{now});
+    placer.task_sleeps(tasks[a], taskplace::Nanoseconds{now});
+    return p;
   }
 };
 
