@@ -63,6 +63,9 @@ struct TaskControl {
   std::uint64_t id = 0;
   TaskControl* live_prev = nullptr;  // the pool's list of live tasks
   TaskControl* live_next = nullptr;
+  // The link of a worker's inbox (Pool::push); meaningful only while the
+  // task is in one, written by its pusher, read by whoever drains it.
+  TaskControl* inbox_next = nullptr;
 };
 
 // What a worker thread publishes about itself.
