@@ -3,8 +3,9 @@
 // taskplace::IdleBalancer.
 //
 // One worker thread per CPU of the topology, pinned where the OS allows;
-// per-worker run queues (mutex + deque, plus a lock-free hand-off slot for
-// sync wake-ups kept on the waker's worker); a wake-up asks the placer for
+// per-worker run queues (mutex + deque, fed by a lock-free inbox that any
+// thread pushes to, plus a hand-off slot for sync wake-ups kept on the
+// waker's worker, which only that worker touches); a wake-up asks the placer for
 // a CPU and queues the task there; a worker that runs dry balances (steals
 // from the CPUs of each level, as far as the cost budget allows), spins
 // briefly, then parks on a futex. Kernel analogue: the runqueues of
