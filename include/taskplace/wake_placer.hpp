@@ -122,8 +122,6 @@ namespace detail {
 template <class Traits> using overlap_member = typename Traits::Overlap;
 template <class Traits> using duration_member = typename Traits::Duration;
 template <class Traits> using on_current_member = typename Traits::OnCurrent;
-template <class Traits>
-struct overlap_of : member_or<Traits, NoOverlap, overlap_member> {};
 template <class Affine>
 inline constexpr bool reads_overlap = requires { requires Affine::reads_overlap; };
 }  // namespace detail
@@ -139,7 +137,7 @@ class WakePlacer {
   using affine_policy = typename Traits::Affine;
   using search_policy = typename Traits::Search;
   using reservation_policy = typename Traits::Reservation;
-  using overlap_policy = typename detail::overlap_of<Traits>::type;
+  using overlap_policy = detail::member_or_t<Traits, NoOverlap, detail::overlap_member>;
   using duration_policy = detail::member_or_t<Traits, NoDuration, detail::duration_member>;
   using on_current_rule = detail::member_or_t<Traits, NoWakeOnCurrent, detail::on_current_member>;
   using stats_type = typename Traits::Stats::template counters<WakeCounter>;
@@ -163,7 +161,7 @@ class WakePlacer {
 
   static_assert(DurationPolicy<duration_policy>,
                 "Traits::Duration must model taskplace::DurationPolicy (DurationTracker or NoDuration)");
-  static_assert(requires(const typename flips_policy::state& s) {
+  static_assert(requires {
                   { on_current_rule::enabled } -> std::convertible_to<bool>;
                   { on_current_rule::decide(WakeOnCurrentInput{}) } noexcept -> std::same_as<bool>;
                 }, "Traits::OnCurrent must be WakeOnCurrent<V> or NoWakeOnCurrent");
