@@ -481,11 +481,10 @@ class Pool {
     // The worker's clock (kernel rq_clock): read once per scheduling round,
     // used by the placements and sleeps of the task it runs. Owner only.
     Nanoseconds now{0};
-    // A clock read taken when the task it ran blocked (placers that time
-    // sleeps only): the next round's time, so that the round reads the
-    // clock once, not twice. Owner only.
-    Nanoseconds blocked_at{0};
-    bool has_blocked_at = false;
+    // The clock read taken when the task it ran stopped (end_run), if one
+    // was: the next round's time, so that the round reads the clock once,
+    // not twice. Owner only.
+    std::optional<Nanoseconds> run_ended_at;
     CpuId cpu = 0;
     std::thread thread;
     std::atomic<std::uint64_t> tasks_run{0}, migrations{0}, wakeups{0}, affine_wakeups{0},
@@ -681,15 +680,14 @@ class Pool {
   }
 
   void block_task(detail::TaskControl* t) {
-    stamp_end_of_run(t);
+    if (!opts_.cache_hot_steals && !placer_type::reserving && !timed_sleeps) return;  // nothing to record
+    Worker* w = this_worker();
+    const Nanoseconds now = end_run(w, t);
     if constexpr (placer_type::reserving) {
-      auto* ctx = detail::current_context();
-      if (ctx == nullptr || ctx->pool != this) return;
-      Worker& w = *workers_[ctx->cpu];
-      std::lock_guard lk(w.res_m);
-      w.placer.task_sleeps(rec(t)->placement, key(t), w.res,
-                          w.queued.load(std::memory_order_relaxed) == 0,
-                          timed_sleeps ? fresh_block_time(w) : w.now);
+      if (w == nullptr) return;
+      std::lock_guard lk(w->res_m);
+      w->placer.task_sleeps(rec(t)->placement, key(t), w->res,
+                            w->queued.load(std::memory_order_relaxed) == 0, timed_sleeps ? now : w->now);
     } else if constexpr (timed_sleeps) {
       // traits::Linux2008: the overlap begun at t's last wake-up of another
       // task ends now. Every sleep passes here (sleep_for announces its
@@ -700,9 +698,6 @@ class Pool {
       // the start of the run. traits::SisCurrent: the run that began at
       // run()'s task_runs ends now, and its length (plus any runs before a
       // yield) is the sample of the task's average duration.
-      auto* ctx = detail::current_context();
-      const Nanoseconds now = ctx != nullptr && ctx->pool == this ? fresh_block_time(*workers_[ctx->cpu])
-                                                                    : clock_.now();
       placer_.task_sleeps(rec(t)->placement, now);
     }
   }
@@ -711,33 +706,33 @@ class Pool {
   // blocking task then reads the clock.
   static constexpr bool timed_sleeps = placer_type::tracking_overlap || placer_type::tracking_duration;
 
-  // Returns: the clock now, kept for w's next round (a task that calls
-  // block_task always suspends right after, so the round starts within
-  // nanoseconds). Owner only.
-  Nanoseconds fresh_block_time(Worker& w) const noexcept {
-    w.blocked_at = clock_.now();
-    w.has_blocked_at = true;
-    return w.blocked_at;
-  }
-  // Returns: the time of w's new round: the block's clock read when its
-  // last task blocked with a timed sleep, else a fresh one. Owner only.
-  Nanoseconds round_time(Worker& w) const noexcept {
-    if constexpr (timed_sleeps) {
-      if (w.has_blocked_at) {
-        w.has_blocked_at = false;
-        return w.blocked_at;
-      }
-    }
-    return clock_.now();
+  // Returns: the worker whose thread calls, or null off the pool.
+  Worker* this_worker() const noexcept {
+    auto* ctx = detail::current_context();
+    return ctx != nullptr && ctx->pool == this ? workers_[ctx->cpu].get() : nullptr;
   }
 
-  // Effects: the running task t stops running now (it blocks or yields):
-  // with cache_hot_steals, its last_ran moves from the start of its run to
-  // now (kernel: update_curr() keeps se.exec_start current while a task
-  // runs), so a long run is not mistaken for an old one. Without it the
-  // start of the run stands, and no clock is read.
-  void stamp_end_of_run(detail::TaskControl* t) const noexcept {
-    if (opts_.cache_hot_steals) t->last_ran = clock_.now();
+  // Effects: the running task t stops running (it blocks or yields) on w
+  // (null: off the pool). When the pool needs the time, the clock is read
+  // once: with cache_hot_steals t's last_ran moves from the start of its
+  // run to now (kernel: update_curr() keeps se.exec_start current while a
+  // task runs), so a long run is not mistaken for an old one; a placer
+  // that times sleeps takes its sample at it; and it is w's next round
+  // time (the task suspends right after). Otherwise no clock is read.
+  // Returns: that time, or w's time at the start of the run when no clock
+  // was read (0 off the pool).
+  Nanoseconds end_run(Worker* w, detail::TaskControl* t) const noexcept {
+    if (!timed_sleeps && !opts_.cache_hot_steals) return w != nullptr ? w->now : Nanoseconds{0};
+    const Nanoseconds now = clock_.now();
+    if (opts_.cache_hot_steals) t->last_ran = now;
+    if (w != nullptr) w->run_ended_at = now;
+    return now;
+  }
+  // Returns: the time of w's new round: the read end_run took when its
+  // last task stopped, else a fresh one. Owner only.
+  Nanoseconds round_time(Worker& w) const noexcept {
+    if (w.run_ended_at) return *std::exchange(w.run_ended_at, std::nullopt);
+    return clock_.now();
   }
 
   // Effects: t sleeps on this worker until now + delay (a negative delay
@@ -749,9 +744,11 @@ class Pool {
   // A sleep whose deadline the clock can count is pending work, which
   // shutdown waits for however long.
   void timer_task(detail::TaskControl* t, Nanoseconds delay) {
-    auto* ctx = detail::current_context();
-    Worker& w = *workers_[ctx != nullptr && ctx->pool == this ? ctx->cpu : 0];
-    const Nanoseconds now = clock_.now();
+    Worker* self = this_worker();
+    Worker& w = self != nullptr ? *self : *workers_[0];
+    // sleep_for announced its block first (block_task): the clock read
+    // that ended the run, if one was taken, is now.
+    const Nanoseconds now = self != nullptr && self->run_ended_at ? *self->run_ended_at : clock_.now();
     if (opts_.cache_hot_steals) t->last_ran = now;
     delay = std::max(delay, Nanoseconds{0});
     if (now >= Nanoseconds{0} && delay >= Nanoseconds::max() - now) return;  // forever
@@ -766,11 +763,11 @@ class Pool {
   }
 
   void yield_task(detail::TaskControl* t) {
-    stamp_end_of_run(t);
+    Worker* w = this_worker();
+    const Nanoseconds now = end_run(w, t);
     // A yield is no sleep: the run ends, the duration sample goes on.
-    if constexpr (placer_type::tracking_duration) placer_.task_stops(rec(t)->placement, clock_.now());
-    auto* ctx = detail::current_context();
-    enqueue(ctx != nullptr && ctx->pool == this ? ctx->cpu : idlest_worker(), t);
+    if constexpr (placer_type::tracking_duration) placer_.task_stops(rec(t)->placement, now);
+    enqueue(w != nullptr ? w->cpu : idlest_worker(), t);
   }
 
   // Effects: wakes the tasks whose timers expired on w. A parked worker
