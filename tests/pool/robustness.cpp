@@ -200,6 +200,47 @@ TEST_CASE("a task still running while the pool shuts down may spawn and await a 
   CHECK(rep.completed == static_cast<std::uint64_t>(2 + watched.load()));
 }
 
+namespace {
+// A chain of steps that each hand the task's pending work to another
+// unit: a timer (sleep_for), the run queue again (yield), a child spawned
+// from the pool and awaited.
+task<void> sleeps_yields_spawns(CurrentPool& pool, std::uint32_t seed, std::atomic<int>& steps,
+                                std::atomic<int>& children) {
+  for (std::uint32_t k = 0; k < 24; ++k) {
+    switch ((seed + k) % 3) {
+      case 0: co_await taskplace_pool::sleep_for(Nanoseconds{(seed * 7 + k * 13) % 40 * 1000}); break;
+      case 1: co_await taskplace_pool::yield{}; break;
+      default: co_await pool.spawn(count_n(children)); break;
+    }
+    steps.fetch_add(1);
+  }
+}
+}  // namespace
+
+TEST_CASE("work that moves between timers, run queues and children while the pool shuts down all runs",
+          "[pool][shutdown]") {
+  // Quiescence sums per-worker counts of pending and done work (no count
+  // shared by the workers): a timer that fires, a yield and a spawn from a
+  // task each count the new work before the old is counted done. A worker
+  // that found the pool quiescent too early would leave tasks queued on a
+  // stopped pool: abandoned, or steps missing. With 2 and 4 workers (the
+  // latter oversubscribed, so workers lose their CPU mid-step).
+  for (std::uint32_t round = 0; round < pool_test::sized(200); ++round) {
+    for (const auto& topo : {pool_test::two_cpus(), pool_test::four_cpus()}) {
+      std::atomic<int> steps{0}, children{0};
+      CurrentPool pool{topo};
+      constexpr std::uint32_t tasks = 12;
+      for (std::uint32_t i = 0; i < tasks; ++i) (void)pool.spawn(sleeps_yields_spawns(pool, round + i, steps, children));
+      const auto rep = pool.shutdown();
+      INFO("round " << round << ", " << topo.cpu_count() << " workers");
+      CHECK(steps.load() == static_cast<int>(tasks * 24));
+      CHECK(children.load() == static_cast<int>(tasks * 8));  // 24 steps, every third a spawn
+      CHECK(rep.abandoned == 0);
+      CHECK(rep.completed == tasks + tasks * 8);
+    }
+  }
+}
+
 // --- the constructor -------------------------------------------------------------
 
 TEST_CASE("a pool whose worker thread cannot start throws from its constructor",

@@ -263,15 +263,15 @@ class Pool {
     auto root = root_body(*this, std::move(t), st);
     // Invariant (no task queued on a stopped pool): the task counts as
     // pending before stopping_ is read, both seq_cst, against shutdown's
-    // store of stopping_ before the workers read runnable_ (quiescent):
+    // store of stopping_ before the workers read the counts (quiescent):
     // either this spawn sees stopping_ and backs out, or every worker's
     // quiescence check sees the task and waits for it. A task of this
     // pool spawning is itself counted (running), so the pool cannot have
-    // stopped under it.
-    runnable_.fetch_add(1, std::memory_order_seq_cst);
-    auto* ctx = detail::current_context();
-    if (!(ctx != nullptr && ctx->pool == this) && stopping_.load(std::memory_order_seq_cst)) {
-      runnable_.fetch_sub(1, std::memory_order_seq_cst);
+    // stopped under it; it counts the child on its own worker.
+    Worker* self = this_worker();
+    count_pending(self);
+    if (self == nullptr && stopping_.load(std::memory_order_seq_cst)) {
+      external_pending_.fetch_sub(1, std::memory_order_seq_cst);
       // A worker may have found the count non-zero and parked: let it
       // check again (the same handshake as enqueue's).
       unpark_all();
@@ -291,7 +291,7 @@ class Pool {
       live_head_ = &r;
     }
     spawned_.fetch_add(1, std::memory_order_relaxed);
-    push(idlest_worker(), &r);  // counted in runnable_ above
+    push(idlest_worker(), &r);  // counted above
     return JoinHandle<T>{std::move(st)};
   }
 
@@ -489,6 +489,14 @@ class Pool {
     std::thread thread;
     std::atomic<std::uint64_t> tasks_run{0}, migrations{0}, wakeups{0}, affine_wakeups{0},
         steal_attempts{0}, steals{0}, hot_skips{0}, parks{0}, kicks{0};
+    // Units of work this worker's thread counted pending (tasks it queued
+    // anywhere, timers it armed) and done (runs it ended, timers it
+    // fired); written by the worker alone, read by quiescent(). Only
+    // their sums over the workers mean anything: a task counted pending
+    // here may run and be counted done on another worker.
+    struct alignas(64) Counts {
+      std::atomic<std::uint64_t> pending{0}, done{0};
+    } counts;
     // Tasks it holds, running plus queued (kernel nr_running); a snapshot.
     std::uint32_t nr_running() const noexcept {
       return running.load(std::memory_order_relaxed) + queued.load(std::memory_order_relaxed);
@@ -544,14 +552,14 @@ class Pool {
     return best;
   }
 
-  // Effects: counts t as pending (runnable_), queues it on worker c and
-  // wakes c if it is parked.
-  void enqueue(CpuId c, detail::TaskControl* t) {
-    runnable_.fetch_add(1, std::memory_order_seq_cst);
+  // Effects: counts t as pending (on self, the calling worker, or off the
+  // pool when null), queues it on worker c and wakes c if it is parked.
+  void enqueue(Worker* self, CpuId c, detail::TaskControl* t) {
+    count_pending(self);
     push(c, t);
   }
-  // Effects: enqueue without the count, for a task already counted in
-  // runnable_ (spawn counts before it checks for shutdown).
+  // Effects: enqueue without the count, for a task already counted
+  // (spawn counts before it checks for shutdown).
   // The task goes on w's inbox (release: whoever drains it sees the task
   // as the pusher left it) before queued counts it, so that a worker that
   // sees the count and finds the inbox still empty just looks again.
@@ -676,7 +684,7 @@ class Pool {
     if (inside && waker != nullptr && hint != WakeHint::async && p.cpu == waking)
       enqueue_next(*workers_[waking], t);
     else
-      enqueue(p.cpu, t);
+      enqueue(inside ? workers_[waking].get() : nullptr, p.cpu, t);
   }
 
   void block_task(detail::TaskControl* t) {
@@ -753,7 +761,9 @@ class Pool {
     delay = std::max(delay, Nanoseconds{0});
     if (now >= Nanoseconds{0} && delay >= Nanoseconds::max() - now) return;  // forever
     const std::int64_t at = (now + delay).count();  // < INT64_MAX, next_deadline's "none"
-    timers_.fetch_add(1, std::memory_order_seq_cst);
+    // The timer is pending work from here until it fires, counted while
+    // t still runs (so before t's run ends), like a wake-up.
+    count_pending(self);
     {
       std::lock_guard lk(w.m);
       w.timers.emplace_back(at, t);
@@ -767,7 +777,7 @@ class Pool {
     const Nanoseconds now = end_run(w, t);
     // A yield is no sleep: the run ends, the duration sample goes on.
     if constexpr (placer_type::tracking_duration) placer_.task_stops(rec(t)->placement, now);
-    enqueue(w != nullptr ? w->cpu : idlest_worker(), t);
+    enqueue(w, w != nullptr ? w->cpu : idlest_worker(), t);
   }
 
   // Effects: wakes the tasks whose timers expired on w. A parked worker
@@ -789,7 +799,7 @@ class Pool {
     }
     for (auto* t : due) {
       wake_task(t, WakeHint::async);  // waker: none (ctx->task is null between tasks)
-      timers_.fetch_sub(1, std::memory_order_seq_cst);
+      count_done(w);                  // the timer, after its wake-up counted t
     }
   }
 
@@ -829,7 +839,7 @@ class Pool {
   // the queue's tail. Thieves never take the slot (the waker is about to
   // leave the worker to it); `queued` counts it.
   void enqueue_next(Worker& w, detail::TaskControl* t) {
-    runnable_.fetch_add(1, std::memory_order_seq_cst);
+    count_pending(&w);
     if (w.next != nullptr) {
       std::lock_guard lk(w.m);
       w.q.push_back(w.next);  // still counted in `queued`
@@ -923,11 +933,44 @@ class Pool {
       if (w->thread.joinable()) w->thread.join();
   }
 
+  // Returns: whether shutdown began and no work is pending: every task
+  // queued or running and every armed timer counted by count_pending has
+  // been counted by count_done.
+  // Why the sums can be read one worker at a time: all of the counts'
+  // operations are seq_cst, so they have one total order, and every unit
+  // of work is counted pending by a unit still pending then (a running
+  // task, or a timer that fires: counted done after the wake-up it
+  // makes), or off the pool before stopping_ is read (spawn). The done
+  // counts are read first: a unit counted done was counted pending
+  // before, so it is in the pending sums read after (pending >= done).
+  // A unit still pending when its worker's pending count was read but
+  // counted after that read was counted by a unit pending at that read,
+  // whose own done comes later still, after every done count was read;
+  // following these back reaches a unit counted in a pending sum and in
+  // no done sum, so the sums differ. Equal sums therefore mean that
+  // nothing was pending. Off the pool, a spawn that counts after the
+  // read backs out (spawn's invariant); a wake-up from a thread off the
+  // pool is the embedder's to order before shutdown() (its contract).
   bool quiescent() const noexcept {
-    return stopping_.load(std::memory_order_seq_cst) &&
-           runnable_.load(std::memory_order_seq_cst) == 0 &&
-           timers_.load(std::memory_order_seq_cst) == 0;
+    if (!stopping_.load(std::memory_order_seq_cst)) return false;
+    std::uint64_t done = 0, pending = 0;
+    for (const auto& w : workers_) done += w->counts.done.load(std::memory_order_seq_cst);
+    for (const auto& w : workers_) pending += w->counts.pending.load(std::memory_order_seq_cst);
+    pending += external_pending_.load(std::memory_order_seq_cst);
+    return pending == done;
   }
+
+  // Effects: counts one unit of pending work (a task queued, or a timer
+  // armed) on self's own count, or on the pool's shared one off the pool.
+  // A wake-up between two workers so touches no line but the waker's
+  // worker's own (one shared count moved its line at every such hop).
+  void count_pending(Worker* self) noexcept {
+    if (self != nullptr) self->counts.pending.fetch_add(1, std::memory_order_seq_cst);
+    else external_pending_.fetch_add(1, std::memory_order_seq_cst);
+  }
+  // Effects: counts one unit of work done (a task's run ended, or a timer
+  // fired) on w, the calling worker.
+  static void count_done(Worker& w) noexcept { w.counts.done.fetch_add(1, std::memory_order_seq_cst); }
 
   void pin(CpuId c) {
     if (opts_.pinning == Pinning::off || opts_.pinning == Pinning::simulate_failure) return;
@@ -1009,7 +1052,7 @@ class Pool {
     ctx.task = nullptr;
     w.running.store(0, std::memory_order_relaxed);
     bump(w.tasks_run);
-    runnable_.fetch_sub(1, std::memory_order_seq_cst);
+    count_done(w);
   }
 
   // Returns: a task found while spinning or after waking, or null.
@@ -1102,8 +1145,9 @@ class Pool {
   placer_type placer_;  // wake-ups from off the pool (threads, no task)
   CpuId n_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::atomic<std::int64_t> runnable_{0};
-  std::atomic<std::int64_t> timers_{0};
+  // Pending work counted off the pool (spawns from other threads, their
+  // wake-ups), less the spawns that backed out of a shutdown.
+  alignas(64) std::atomic<std::uint64_t> external_pending_{0};
   alignas(64) std::atomic<bool> overloaded_{false};  // some worker holds two or more tasks
   std::atomic<bool> stopping_{false}, exit_{false}, stopped_{false};
   std::atomic<std::uint32_t> started_{0}, pinned_{0};
