@@ -143,6 +143,32 @@ TEST_CASE("ping-pong on one CPU beats spreading, and zero cross-CPU costs remove
   CHECK(rate(Spread{}, free) == Approx(rate(Affine{}, free)).epsilon(0.02));
 }
 
+TEST_CASE("SisCurrent spreads a pipe pair for one flip period, then keeps it on the waking CPU",
+          "[simulator][machine][pipe]") {
+  // The machine reports each run to the placer (task_runs at the pick,
+  // task_stops at a preemption, task_sleeps at a block), which is what
+  // WakeOnCurrent's duration tests read. A pipe task runs 2 us a hop, far
+  // under V8's 500 us; the rule also needs both flip counts at 0, and the
+  // pair's first wake-ups give each task 1, halved once a flip period
+  // (tunables::flip_decay_period, 1 s). Rates from the default costs, as
+  // in the test above: 10 us a round trip on one CPU, 20 us spread.
+  const auto topo = taskplace::presets::westmere_12cpu_2013();
+  using Sis = M<taskplace::traits::SisCurrent<>>;
+  Sis early{topo, workloads::pipe(1, 12), Costs{}, 1};
+  const Report e = early.run(2ms, 20ms);
+  CHECK(e.throughput == Approx(1e9 / 20'000).epsilon(0.01));  // Current's placement: idle prev
+  CHECK(e.wake_count(taskplace::WakeCounter::wake_on_current) == 0);
+  Sis late{topo, workloads::pipe(1, 12), Costs{}, 1};
+  const Report l = late.run(1100ms, 20ms);
+  CHECK(l.throughput == Approx(1e9 / 10'000).epsilon(0.01));  // one CPU
+  // Every wake-up of the window kept: two per round trip.
+  CHECK(l.wake_count(taskplace::WakeCounter::wake_on_current) == Approx(2 * l.throughput * 0.020).epsilon(0.01));
+  CHECK(late.check_invariants().empty());
+  // Current on the same machine never keeps the pair.
+  M<> current{topo, workloads::pipe(1, 12), Costs{}, 1};
+  CHECK(current.run(1100ms, 20ms).throughput == Approx(1e9 / 20'000).epsilon(0.01));
+}
+
 TEST_CASE("a zero wake-up granularity makes every woken sleeper preempt", "[simulator][machine]") {
   const UniformTopology one{1, 1, 1, 1};
   Workload w;

@@ -86,6 +86,7 @@ void Machine<T, W, B>::leave_cpu(Task& t, CpuId c) {
 template <taskplace::Topology T, class W, class B>
 void Machine<T, W, B>::requeue(CpuId c) {
   Task& t = tasks_[static_cast<std::uint32_t>(cpus_[c].curr)];
+  placer_.task_stops(t.ps, now_);  // preempted, not asleep: its run goes on (traits::SisCurrent)
   leave_cpu(t, c);
   t.state = TaskState::runnable;
   cpus_[c].queue.push_back(t.id);
@@ -202,6 +203,7 @@ void Machine<T, W, B>::pick_next(CpuId c, bool allow_balance) {
     k.mode = CpuMode::running;
     t.state = TaskState::running;
     t.cpu = c;
+    placer_.task_runs(t.ps, now_);  // a placer that times runs (traits::SisCurrent); else nothing
     refresh(c);
     if (measuring_) {
       ++r_.context_switches;
