@@ -34,6 +34,7 @@ using taskplace_pool::JoinHandle;
 using taskplace_pool::Nanoseconds;
 using taskplace_pool::PoolOptions;
 using taskplace_pool::task;
+using taskplace_pool::WakeHint;
 using CurrentPool = UniformPool<taskplace::traits::Current>;
 
 // The test's allocation hook: the next allocation on a thread that set
@@ -319,6 +320,77 @@ TEST_CASE("a worker woken by a tick's kick does not count itself preempted", "[p
   const CurrentPool::Machine now{pool, taskplace::SteadyClock{}.now()};
   CHECK(now.is_idle(0));
   CHECK(now.is_idle(1));
+}
+
+namespace {
+using AffinePool = UniformPool<taskplace::traits::AlwaysAffine>;
+using Clock = std::chrono::steady_clock;
+
+task<void> waits_then_notes(Event& e, std::atomic<int>& ready, std::atomic<bool>& hog_done,
+                            std::atomic<int>& ran_during_hog) {
+  ready.fetch_add(1);
+  co_await e.wait();
+  if (!hog_done.load()) ran_during_hog.fetch_add(1);
+}
+// Wakes the waiters onto its own worker (AlwaysAffine), then runs 300 ms
+// without suspending: its worker neither ticks nor runs them meanwhile.
+task<void> wakes_then_hogs(Event& e, std::atomic<bool>& hog_done, WakeHint hint) {
+  e.set(hint);
+  const auto start = Clock::now();
+  while (Clock::now() - start < 300ms) {
+  }
+  hog_done.store(true);
+  co_return;
+}
+
+struct BehindAHog {
+  int ran_during_hog = 0;   // of the 3 waiters
+  std::uint64_t kicks = 0;  // the pool's, over the whole run
+};
+// Returns: how many of 3 waiters ran while the task that woke them hogged
+// its worker, the other worker parked, and the pool's kicks.
+BehindAHog ran_behind_a_hog(PoolOptions o, WakeHint hint = WakeHint::async) {
+  AffinePool pool{pool_test::two_cpus(), o};
+  Event e;
+  std::atomic<int> ready{0}, ran_during_hog{0};
+  std::atomic<bool> hog_done{false};
+  std::vector<JoinHandle<void>> hs;
+  for (int i = 0; i < 3; ++i) hs.push_back(pool.spawn(waits_then_notes(e, ready, hog_done, ran_during_hog)));
+  while (ready.load() < 3) std::this_thread::yield();
+  std::this_thread::sleep_for(20ms);  // both workers run dry and park
+  pool.block_on(wakes_then_hogs(e, hog_done, hint));
+  for (auto& h : hs) h.get();
+  return {ran_during_hog.load(), pool.stats().kicks};
+}
+}  // namespace
+
+TEST_CASE("tasks queued behind a task that runs long are stolen by a parked worker",
+          "[pool][placement]") {
+  // A worker running one task for 300 ms has no tick in between (tasks
+  // are not interrupted), so the kick its tick would give (kernel
+  // nohz_balancer_kick) never comes. The queueing that makes it hold two
+  // tasks kicks a parked worker instead, and a worker about to park while
+  // one is overloaded steals first: the three wakees run on the other
+  // worker while the hog runs.
+  PoolOptions o;
+  CHECK(ran_behind_a_hog(o).ran_during_hog == 3);
+  // Woken with the sync hint, the last wakee takes the hand-off slot,
+  // which thieves never take (the waker promised to block next), and the
+  // others go to the queue as the slot is refilled: those two are stolen.
+  // The slot's first task makes the worker hold two but is no thief's, so
+  // the kick waits for the first task moved to the queue. The hog and the
+  // slot keep the worker overloaded to the end, so the other worker, once
+  // out of work, parks one tick (4 ms) at a time and balances at each
+  // wake-up as if kicked: about 70 times in the 300 ms.
+  const BehindAHog sync = ran_behind_a_hog(o, WakeHint::sync);
+  CHECK(sync.ran_during_hog == 2);
+  CHECK(sync.kicks >= 20);
+  // Without kicks (kick_idle_on_tick = false) the parked worker sleeps on
+  // and all three wait for the hog to end.
+  o.kick_idle_on_tick = false;
+  const BehindAHog none = ran_behind_a_hog(o);
+  CHECK(none.ran_during_hog == 0);
+  CHECK(none.kicks == 0);
 }
 
 // --- sleeps the clock cannot count -----------------------------------------------------

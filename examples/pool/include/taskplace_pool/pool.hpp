@@ -71,7 +71,13 @@ struct PoolOptions {
   // with nothing to do spins before it parks on its futex.
   Nanoseconds spin_before_park = 20us;
   // A worker with queued work at its tick wakes one parked worker, which
-  // steals (kernel nohz_balancer_kick). default true.
+  // steals (kernel nohz_balancer_kick). default true. A worker running a
+  // long task has no tick (tasks are not interrupted), so two more cases
+  // stand in for the ticks it misses: a queueing that makes a worker hold
+  // two or more tasks (the overload flag set) kicks a parked worker at
+  // once, and a worker that parks while the flag is set wakes after one
+  // tick and balances as if kicked. Without them, tasks queued behind a
+  // task that runs for 100 ms wait the 100 ms while other workers sleep.
   bool kick_idle_on_tick = true;
   // default 1us; kernel: the thread's timer slack (PR_SET_TIMERSLACK,
   // 50us unless set). How late the kernel may end a parked worker's futex
@@ -112,7 +118,8 @@ struct PoolStats {
   std::uint64_t steals = 0;          // tasks stolen
   std::uint64_t hot_skips = 0;       // queued tasks a steal left as cache hot (cache_hot_steals)
   std::uint64_t parks = 0;           // futex sleeps
-  std::uint64_t kicks = 0;           // parked workers woken by a tick to steal
+  std::uint64_t kicks = 0;           // periodic balances for a busy worker: parked workers kicked
+                                     // (a tick, an overload), workers about to park with one overloaded
   std::uint64_t spawned = 0;
   std::uint64_t completed = 0;
   std::uint64_t failed = 0;          // tasks that ended with an exception
@@ -570,7 +577,7 @@ class Pool {
       t->inbox_next = head;
     } while (!w.inbox.compare_exchange_weak(head, t, std::memory_order_release, std::memory_order_relaxed));
     w.queued.fetch_add(1, std::memory_order_seq_cst);
-    note_queued(w);
+    note_queued(w, true);
     unpark(w, park_woken);
   }
   // Effects: moves w's inbox to the tail of q, oldest first.
@@ -596,10 +603,18 @@ class Pool {
 
   // Effects: sets the overload flag if `w` now holds two or more tasks
   // (kernel add_nr_running). Read before written, so that a set flag's
-  // cache line stays shared.
-  void note_queued(const Worker& w) noexcept {
-    if (overloaded_.load(std::memory_order_relaxed)) return;
-    if (w.nr_running() >= 2) overloaded_.store(true, std::memory_order_relaxed);
+  // cache line stays shared. When w so holds a task thieves may take
+  // (`stealable`: queued, not in the hand-off slot), kicks a parked worker
+  // to steal: the kick w's tick would give (nohz_balancer_kick), which w
+  // cannot give while its task runs on. Once per overload: both flags
+  // stay set until a refresh finds no worker holding two.
+  void note_queued(const Worker& w, bool stealable) {
+    const bool kick = stealable && opts_.kick_idle_on_tick;
+    if (overloaded_.load(std::memory_order_relaxed) && (!kick || overload_kicked_.load(std::memory_order_relaxed)))
+      return;
+    if (w.nr_running() < 2) return;
+    if (!overloaded_.load(std::memory_order_relaxed)) overloaded_.store(true, std::memory_order_relaxed);
+    if (kick && !overload_kicked_.exchange(true, std::memory_order_relaxed)) kick_one(w);
   }
 
   // Effects: clears the overload flag when no worker holds two or more
@@ -607,10 +622,11 @@ class Pool {
   // queueing that races with the scan may be missed until the next one,
   // or the next tick's kick of a parked worker, which steals ungated.
   void refresh_overload() noexcept {
-    if (!overloaded_.load(std::memory_order_relaxed)) return;
+    if (!overloaded_.load(std::memory_order_relaxed) && !overload_kicked_.load(std::memory_order_relaxed)) return;
     for (const auto& w : workers_)
       if (w->nr_running() >= 2) return;
     overloaded_.store(false, std::memory_order_relaxed);
+    overload_kicked_.store(false, std::memory_order_relaxed);
   }
 
   taskplace::Overload overload() const noexcept {
@@ -840,13 +856,14 @@ class Pool {
   // leave the worker to it); `queued` counts it.
   void enqueue_next(Worker& w, detail::TaskControl* t) {
     count_pending(&w);
-    if (w.next != nullptr) {
+    const bool moved = w.next != nullptr;
+    if (moved) {
       std::lock_guard lk(w.m);
       w.q.push_back(w.next);  // still counted in `queued`
     }
     w.next = t;
     w.queued.fetch_add(1, std::memory_order_seq_cst);
-    note_queued(w);
+    note_queued(w, moved);  // a task in the slot is no thief's; one moved to q is
   }
 
   // Effects: one balance at `level` (of kind `kind`): moves one queued
@@ -1075,6 +1092,15 @@ class Pool {
       unpark_all();
       return nullptr;
     }
+    // Whether some worker holds two or more tasks, brought up to date (a
+    // tick clears the flag, and a pool whose workers all went idle has no
+    // ticks: a stale flag would make the next overload set nothing and
+    // so kick no one).
+    bool overload_seen = false;
+    if (opts_.kick_idle_on_tick) {
+      refresh_overload();
+      overload_seen = overloaded_.load(std::memory_order_relaxed);
+    }
     w.park.store(park_parked, std::memory_order_seq_cst);
     if (w.queued.load(std::memory_order_seq_cst) > 0 || exit_.load(std::memory_order_seq_cst) ||
         quiescent()) {
@@ -1084,6 +1110,12 @@ class Pool {
     const std::int64_t dl = w.next_deadline.load(std::memory_order_relaxed);
     Nanoseconds timeout{0};
     if (dl != INT64_MAX) timeout = std::max(Nanoseconds{dl} - clock_.now(), Nanoseconds{1000});
+    // With a worker overloaded, sleep one tick at most: the overloaded
+    // worker may be stuck in a long task, which neither ticks nor kicks,
+    // so this worker wakes when that tick would have kicked it.
+    // (A tick under 1 us counts as 1 us: a zero timeout is no timeout.)
+    const Nanoseconds tick = std::max(opts_.tick, Nanoseconds{1000});
+    if (overload_seen && (timeout == Nanoseconds{0} || timeout > tick)) timeout = tick;
     bump(w.parks);
     detail::futex_wait(w.park, park_parked, timeout);
     const std::uint32_t why = w.park.exchange(park_awake, std::memory_order_seq_cst);
@@ -1091,27 +1123,35 @@ class Pool {
       const Nanoseconds now = clock_.now();
       note_gap(w, now - Nanoseconds{w.unparked_at.load(std::memory_order_relaxed)}, now);
     }
-    if (why == park_kicked) {
-      // Periodic balance on behalf of a busy worker (kernel nohz idle
-      // balance): not cost-gated. Each other worker once, from the next
-      // one on; with cache_hot_steals the levels nearest first instead,
-      // each a periodic balance for the cache-hot test's failure counts.
+    // Kicked, or woken by the tick it stood in for with the overload still
+    // there: a periodic balance on behalf of the busy worker.
+    if (why == park_kicked ||
+        (why == park_parked && overload_seen && overloaded_.load(std::memory_order_relaxed))) {
       bump(w.kicks);
-      if (!opts_.cache_hot_steals) {
-        for (CpuId i = 1; i < n_; ++i) {
-          const CpuId one[1] = {(w.cpu + i) % n_};
-          if (steal_from(w, one, 0, taskplace::LevelKind::machine, taskplace::BalanceKind::periodic)) break;
-        }
-      } else {
-        const auto levels = std::min<std::uint32_t>(static_cast<std::uint32_t>(topo_.level_count(w.cpu)),
-                                                    taskplace::max_levels);
-        for (std::uint32_t i = 0; i < levels; ++i)
-          if (steal_from(w, topo_.level_cpus(w.cpu, i), i, topo_.level_kind(w.cpu, i),
-                         taskplace::BalanceKind::periodic))
-            break;
-      }
+      steal_as_kicked(w);
     }
     return pop_local(w);
+  }
+
+  // Effects: a periodic balance on behalf of a busy worker (kernel nohz
+  // idle balance): not cost-gated. Each other worker once, from the next
+  // one on; with cache_hot_steals the levels nearest first instead, each a
+  // periodic balance for the cache-hot test's failure counts.
+  // Returns: whether it moved a task onto w's queue.
+  bool steal_as_kicked(Worker& w) {
+    if (!opts_.cache_hot_steals) {
+      for (CpuId i = 1; i < n_; ++i) {
+        const CpuId one[1] = {(w.cpu + i) % n_};
+        if (steal_from(w, one, 0, taskplace::LevelKind::machine, taskplace::BalanceKind::periodic)) return true;
+      }
+      return false;
+    }
+    const auto levels =
+        std::min<std::uint32_t>(static_cast<std::uint32_t>(topo_.level_count(w.cpu)), taskplace::max_levels);
+    for (std::uint32_t i = 0; i < levels; ++i)
+      if (steal_from(w, topo_.level_cpus(w.cpu, i), i, topo_.level_kind(w.cpu, i), taskplace::BalanceKind::periodic))
+        return true;
+    return false;
   }
 
   // Effects: wakes every parked worker, to look at the pool's state again
@@ -1124,7 +1164,7 @@ class Pool {
   // nohz_balancer_kick), through unpark(), which stamps the wake-up: a
   // kicked worker that measured its wake-up from an older stamp would
   // count itself preempted, and the placer would then see it busy.
-  void kick_one(Worker& self) {
+  void kick_one(const Worker& self) {
     for (CpuId i = 1; i < n_; ++i)
       if (unpark(*workers_[(self.cpu + i) % n_], park_kicked)) return;
   }
@@ -1149,6 +1189,7 @@ class Pool {
   // wake-ups), less the spawns that backed out of a shutdown.
   alignas(64) std::atomic<std::uint64_t> external_pending_{0};
   alignas(64) std::atomic<bool> overloaded_{false};  // some worker holds two or more tasks
+  std::atomic<bool> overload_kicked_{false};         // ... and a parked worker was kicked for it (note_queued)
   std::atomic<bool> stopping_{false}, exit_{false}, stopped_{false};
   std::atomic<std::uint32_t> started_{0}, pinned_{0};
   mutable std::atomic<std::uint64_t> rr_{0};
