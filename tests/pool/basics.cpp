@@ -239,6 +239,104 @@ TEST_CASE("a full channel refuses try_send and a closed one refuses send", "[poo
 }
 
 namespace {
+// Each waiter notes its turn and blocks in the same run: on one worker
+// nothing else runs between the two, so turn order is queueing order.
+task<int> recv_in_turn(Channel<int>& ch, int& arrived) {
+  const int turn = arrived++;
+  auto v = co_await ch.recv();
+  co_return v ? *v - turn : -1000;  // 0 when served in turn
+}
+task<void> send_in_turn(Channel<int>& ch, int& arrived) {
+  const int turn = arrived++;
+  co_await ch.send(turn);
+}
+task<bool> send_fails_in_turn(Channel<int>& ch, int& arrived) {
+  ++arrived;
+  try {
+    co_await ch.send(7);
+  } catch (const ChannelClosed&) {
+    co_return true;
+  }
+  co_return false;
+}
+task<bool> recv_gets_nothing(Channel<int>& ch, int& arrived) {
+  ++arrived;
+  co_return !(co_await ch.recv()).has_value();
+}
+task<void> until(const int& arrived, int n) {
+  while (arrived < n) co_await taskplace_pool::yield{};
+}
+// Three blocked receivers, then three blocked senders, are served first
+// come first served; closing a channel with three blocked receivers and
+// another with three blocked senders wakes all six, each as documented.
+task<std::vector<int>> waiters_in_order(UniformPool<taskplace::traits::Current>& p) {
+  std::vector<int> out;  // 0 = as expected
+  Channel<int> rendezvous{0};
+  int arrived = 0;
+  std::vector<JoinHandle<int>> rs;
+  for (int i = 0; i < 3; ++i) rs.push_back(p.spawn(recv_in_turn(rendezvous, arrived)));
+  co_await until(arrived, 3);
+  for (int i = 0; i < 3; ++i) co_await rendezvous.send(i);
+  for (auto& r : rs) out.push_back(co_await r);
+
+  Channel<int> full{1};
+  (void)full.try_send(100);
+  arrived = 0;
+  std::vector<JoinHandle<void>> ss;
+  for (int i = 0; i < 3; ++i) ss.push_back(p.spawn(send_in_turn(full, arrived)));
+  co_await until(arrived, 3);
+  for (int want : {100, 0, 1, 2}) out.push_back(*co_await full.recv() - want);
+  for (auto& s : ss) co_await s;
+
+  Channel<int> no_senders{0}, no_receivers{0};
+  arrived = 0;
+  std::vector<JoinHandle<bool>> closed;
+  for (int i = 0; i < 3; ++i) closed.push_back(p.spawn(recv_gets_nothing(no_senders, arrived)));
+  for (int i = 0; i < 3; ++i) closed.push_back(p.spawn(send_fails_in_turn(no_receivers, arrived)));
+  co_await until(arrived, 6);
+  no_senders.close();
+  no_receivers.close();
+  for (auto& c : closed) out.push_back(co_await c ? 0 : 1);
+  co_return out;
+}
+}  // namespace
+
+TEST_CASE("a channel serves its blocked waiters in the order they came, and close wakes them all",
+          "[pool][channel]") {
+  UniformPool<taskplace::traits::Current> pool{taskplace::UniformTopology{1, 1, 1, 1}};
+  const auto got = pool.block_on(waiters_in_order(pool));
+  // 3 receivers in turn, then 100 (the buffered value) and 3 senders in
+  // turn, then 3 receivers given nullopt and 3 senders given ChannelClosed.
+  CHECK(got == std::vector<int>(3 + 4 + 6, 0));
+}
+
+TEST_CASE("a wait list is a FIFO that empties and refills", "[pool][channel]") {
+  struct Node {
+    int id;
+    Node* next_waiter = nullptr;
+  };
+  taskplace_pool::detail::WaitList<Node> l;
+  Node a{1}, b{2}, c{3};
+  CHECK(l.empty());
+  l.push_back(&a);
+  l.push_back(&b);
+  CHECK(l.front() == &a);
+  l.pop_front();
+  l.pop_front();
+  CHECK(l.empty());  // the tail went with the last node
+  l.push_back(&c);
+  CHECK(l.front() == &c);
+  l.push_back(&a);
+  l.push_back(&b);
+  std::vector<int> order;
+  for (Node* n = l.take_all(); n != nullptr; n = n->next_waiter) order.push_back(n->id);
+  CHECK(order == std::vector<int>{3, 1, 2});
+  CHECK(l.empty());
+  l.push_back(&b);  // usable again after take_all
+  CHECK(l.front() == &b);
+}
+
+namespace {
 task<void> wait_and_count(Event& e, std::atomic<int>& n) {
   co_await e.wait();
   n.fetch_add(1);

@@ -44,6 +44,51 @@ struct Waiter {
   TaskControl* task;
   std::coroutine_handle<> handle;
 };
+
+// A FIFO of waiting awaiters threaded through their `next_waiter` member,
+// so a waker reaches the first waiter through the list's head, which lives
+// beside the lock it holds, and the awaiter it is about to serve anyway; a
+// std::deque of pointers costs one more cache line (its block) per wake-up
+// across workers, and an allocation per channel. Nodes are the awaiters in
+// the suspended tasks' frames: they stay put while queued, and a node is
+// not touched once it has been popped and its task woken.
+// Invariant: head_ == nullptr iff tail_ == nullptr; tail_->next_waiter ==
+// nullptr. Not thread-safe: the owner's lock guards it.
+template <class Node>
+class WaitList {
+ public:
+  WaitList() = default;
+  WaitList(const WaitList&) = delete;
+  WaitList& operator=(const WaitList&) = delete;
+
+  bool empty() const noexcept { return head_ == nullptr; }
+  // Requires: !empty().
+  Node* front() const noexcept { return head_; }
+  void push_back(Node* n) noexcept {
+    n->next_waiter = nullptr;
+    if (tail_ != nullptr)
+      tail_->next_waiter = n;
+    else
+      head_ = n;
+    tail_ = n;
+  }
+  // Requires: !empty().
+  void pop_front() noexcept {
+    head_ = head_->next_waiter;
+    if (head_ == nullptr) tail_ = nullptr;
+  }
+  // Effects: empties the list. Returns: its old head; the nodes stay
+  // linked through next_waiter, in order.
+  Node* take_all() noexcept {
+    Node* h = head_;
+    head_ = tail_ = nullptr;
+    return h;
+  }
+
+ private:
+  Node* head_ = nullptr;
+  Node* tail_ = nullptr;
+};
 }  // namespace detail
 
 // A manual-reset event. set() wakes every waiter, in the order they came.
@@ -156,16 +201,15 @@ class Channel {
 
   // Effects: closes; waiting receivers get nullopt, waiting senders throw.
   void close() {
-    std::deque<recv_awaiter*> rs;
-    std::deque<send_awaiter*> ss;
     std::vector<detail::Waiter> ws;
     {
       std::lock_guard lk(m_);
       closed_ = true;
-      rs.swap(receivers_);
-      ss.swap(senders_);
-      for (auto* r : rs) ws.push_back(r->waiter);
-      for (auto* s : ss) {
+      // Every node is read here, under the lock, before any task is woken
+      // (a woken task's frame, and the node in it, may be gone at once).
+      for (auto* r = receivers_.take_all(); r != nullptr; r = r->next_waiter)
+        ws.push_back(r->waiter);
+      for (auto* s = senders_.take_all(); s != nullptr; s = s->next_waiter) {
         s->failed = true;
         ws.push_back(s->waiter);
       }
@@ -182,6 +226,7 @@ class Channel {
     Channel& ch;
     T v;
     detail::Waiter waiter{};
+    send_awaiter* next_waiter = nullptr;  // the channel's senders_ link
     bool failed = false;
 
     bool await_ready() const noexcept { return false; }
@@ -219,6 +264,7 @@ class Channel {
     Channel& ch;
     std::optional<T> value{};
     detail::Waiter waiter{};
+    recv_awaiter* next_waiter = nullptr;  // the channel's receivers_ link
 
     bool await_ready() const noexcept { return false; }
     bool await_suspend(std::coroutine_handle<> h) {
@@ -280,8 +326,8 @@ class Channel {
 
   mutable std::mutex m_;
   std::deque<T> buf_;
-  std::deque<recv_awaiter*> receivers_;
-  std::deque<send_awaiter*> senders_;
+  detail::WaitList<recv_awaiter> receivers_;
+  detail::WaitList<send_awaiter> senders_;
   std::size_t cap_;
   WakeHint hint_;
   bool closed_ = false;
