@@ -6,7 +6,8 @@
 # package list below, and nothing is downloaded at configure time.
 
 # Every Debian package the build, the tests, the examples and the benchmarks
-# use. The one place to add a dependency.
+# use, but for the kernel bench's two below. The one place to add a
+# dependency.
 TP_APT_PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-14-dev pkg-config python3
   catch2 librapidcheck-dev libbenchmark-dev
@@ -14,6 +15,10 @@ TP_APT_PACKAGES=(
   librange-v3-dev libhwloc-dev hwloc libtbb-dev
   valgrind
 )
+# Only `scripts/bench kernel-pipe` uses these: perf (its `bench sched pipe`
+# and `stat`) and taskset, which Debian 12 ships in util-linux.
+# shellcheck disable=SC2034  # read by scripts/bench, which sources this file
+TP_APT_KERNEL_BENCH_PACKAGES=(linux-perf util-linux)
 
 tp_log() { printf '==> %s\n' "$*" >&2; }
 tp_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -27,12 +32,14 @@ tp_repo_root() {
 
 tp_jobs() { nproc 2>/dev/null || echo 2; }
 
-# Installs the packages of TP_APT_PACKAGES that dpkg does not report as
-# installed: one `apt-get update`, then one install. Needs root (or sudo)
-# only when something is missing.
+# Installs the packages named (default: TP_APT_PACKAGES) that dpkg does not
+# report as installed: one `apt-get update`, then one install. Needs root
+# (or sudo) only when something is missing.
+# shellcheck disable=SC2120  # scripts/bench passes packages; test and demo do not
 tp_ensure_packages() {
-  local missing=() pkg
-  for pkg in "${TP_APT_PACKAGES[@]}"; do
+  local missing=() pkg want=("$@")
+  [ "$#" -gt 0 ] || want=("${TP_APT_PACKAGES[@]}")
+  for pkg in "${want[@]}"; do
     if ! dpkg -s "$pkg" 2>/dev/null | grep -q '^Status: install ok installed'; then
       missing+=("$pkg")
     fi
