@@ -13,6 +13,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "taskplace/concepts.hpp"
 #include "taskplace/types.hpp"
 
 namespace taskplace {
@@ -25,6 +26,7 @@ struct SteadyClock {
         std::chrono::steady_clock::now().time_since_epoch());
   }
 };
+static_assert(Clock<SteadyClock>);
 
 // CLOCK_MONOTONIC_COARSE: a few nanoseconds a read, resolution one timer tick
 // (1-4 ms). Enough for the once-a-second flip decay and the cost decay; too
@@ -41,6 +43,7 @@ struct CoarseClock {
                        ts.tv_nsec};
   }
 };
+static_assert(Clock<CoarseClock>);
 
 // A clock that moves only when told to: for tests and simulations.
 // Thread-safety: none; share one per test thread.
@@ -58,5 +61,6 @@ class ManualClock {
  private:
   Nanoseconds now_{0};
 };
+static_assert(Clock<ManualClock>);
 
 }  // namespace taskplace

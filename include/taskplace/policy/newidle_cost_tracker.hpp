@@ -110,7 +110,7 @@ struct DecayRatio {
   static constexpr std::uint32_t den = Den;
 };
 using Decay253_256 = DecayRatio<253, 256>;  // today's kernel: ~1.2%/s, half-life ~60 s (58.8 s)
-using Decay254_256 = DecayRatio<254, 256>;  // seed 003 RFC: ~0.5%/s, half-life ~88 s
+using Decay254_256 = DecayRatio<254, 256>;  // seed 003 RFC: ~0.8%/s (its comment says ~0.5%), half-life ~88 s
 using Decay63_64 = DecayRatio<63, 64>;      // seed 003 follow-up: ~1.6%/s, half-life ~44 s
 static_assert(CostDecayRatio<Decay253_256>);
 static_assert(CostDecayRatio<Decay254_256>);
@@ -218,7 +218,7 @@ class LevelCount {
 struct DefaultNewidleTraits {
   using Estimator = Low2013;        // kernel ttwu/idle exit since v3.13: averaging first never overestimates
   using Schedule = DecayIfNoNewMax; // kernel update_newidle_cost since v5.16: a cost still being hit stays
-  using Ratio = DecayRatio<253, 256>;  // kernel since v5.16: ~1%/s, half-life ~60 s
+  using Ratio = DecayRatio<253, 256>;  // kernel since v5.16: ~1.2%/s, half-life ~60 s
   using EntryGate = FirstLevelGate; // kernel since v5.16: the 500 us gate hid cheap SMT/LLC pulls
   using Budget = LevelBudget;       // kernel since v3.13: stop before a level the idle time cannot pay for
   // Seed 003 patch 2/3's early cap of a level's cost at 5 * migration_cost.

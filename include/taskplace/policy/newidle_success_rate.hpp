@@ -93,8 +93,8 @@ struct Proportional2025 {
   static constexpr bool always_at_full = false;  // the dice are thrown even at ratio 1024
 };
 // v7.0 (Feb 2026, NI_RATE): when a window closes, add one to the ratio per
-// 2^22 ns (~4.2 ms) the window took, so a level whose 512 calls took 4 s
-// or more reads 1024 whatever it found ("a few workloads (easyWave, fio)
+// 2^22 ns (~4.2 ms) the window took, so a level whose 512 calls took
+// about 4.3 s (2^32 ns) or more reads 1024 whatever it found ("a few workloads (easyWave, fio)
 // have a fairly low success rate on newidle balance, but still benefit
 // greatly from having it anyway"; they balance rarely, so it is cheap);
 // and a level at 1024 is always tried, no dice.
