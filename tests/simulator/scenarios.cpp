@@ -36,7 +36,7 @@ TEST_CASE("pgbench-2008: always-affine collapses at high client counts", "[simul
   REQUIRE(t.x.size() == 11);
   REQUIRE(t.x[6] == "15");
   REQUIRE(t.x.back() == "50");
-  // Seed 001: affine-always collapses above ~8 clients (0.61x of 2.6.22
+  // Seed 001: affine-always collapses above ~8 clients (0.62x of 2.6.22
   // on the X2, about 1/3 on the Q6600); the table's verdict reads the
   // mean over 15-50 clients.
   double affine = 0, current = 0;
@@ -66,12 +66,12 @@ TEST_CASE("pgbench-2008-sync: the unchecked sync rule collapses where the balanc
   // sync off (sched_features 863). Seed 001, Greg Smith's Q6600 table of
   // May 26 2008 and Mike's numbers: at 4-10 clients .26.git reads 0.48x
   // of the fix and 0.42x of f=863. The simulator gives 0.39-0.45x and
-  // 0.31-0.34x over seeds 1-16 in quick mode (docs/simulator.md,
-  // pgbench-2008-sync).
+  // 0.31-0.34x over seeds 1-16 in quick mode (full-length runs:
+  // 0.35-0.39x and 0.28-0.31x, docs/simulator.md, pgbench-2008-sync).
   CHECK(mean(1, 2, 6) > 1.8 * mean(0, 2, 6));
   CHECK(mean(2, 2, 6) > 2.0 * mean(0, 2, 6));
   // At 15-50 clients the seed has .26.git at 0.47x of f=863; the
-  // simulator 0.57-0.73x (quick, seeds 1-16). The fix's own gain there is
+  // simulator 0.57-0.72x (quick, seeds 1-16; full-length 0.54-0.70x). The fix's own gain there is
   // not reproduced (the model's fix collapses too), so it is not asserted.
   CHECK(mean(2, 6, 11) > 1.2 * mean(0, 6, 11));
 }
