@@ -71,7 +71,7 @@ TEST_CASE("a dispatcher of many workers becomes wide while a ping-pong pair stay
                   .prev_cpu = 0, .sync = true},
                  m, now);
   }
-  CHECK(placer.flips().flips(a.flips) <= 1);
+  CHECK(placer.flips().flips(a.flips) == 1);  // not 0: the wake-ups were recorded
 }
 
 TEST_CASE("short idle periods stop outer-level balancing until the cost decays", "[scenario][seed003]") {

@@ -361,6 +361,9 @@ TEST_CASE("this machine's sysfs loads and conforms", "[sysfs][live]") {
   CHECK(mine.cpu_count() >= 1);
   CHECK(mine.cpu_count() <= all.cpu_count());
   const auto affinity = taskplace::detail::sysfs_affinity();
+#ifdef __linux__
+  REQUIRE(affinity);  // sched_getaffinity always answers on Linux
+#endif
   if (affinity) {
     CHECK(mine.cpu_count() <= affinity->size());
     for (CpuId c = 0; c < mine.cpu_count(); ++c)

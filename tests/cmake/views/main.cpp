@@ -1,15 +1,15 @@
 // Consumer proof (views): an installed taskplace's range-v3 adapter compiles
-// in a project that links taskplace::views and asks for nothing else.
+// and runs in a project that links taskplace::views and asks for nothing
+// else (range-v3 reaches it through taskplace::views' dependency).
 #include <taskplace/taskplace.hpp>
 #include <taskplace/topology/views.hpp>
-
-#include <range/v3/view/iota.hpp>
 
 static_assert(__cplusplus >= 202002L, "taskplace::views must carry cxx_std_20");
 
 int main() {
-  // range-v3 reached the consumer through taskplace::views' dependency.
-  int sum = 0;
-  for (int i : ranges::views::iota(0, 4)) sum += i;
-  return sum == 6 ? 0 : 1;
+  // Two nodes of one 20-core, 2-thread LLC each: 80 CPUs, 40 per LLC.
+  const taskplace::UniformTopology box{2, 1, 20, 2};
+  const auto all = taskplace::views::cpus(box);
+  const auto llc = taskplace::views::llc_cpus(box, 0);
+  return ranges::size(all) == 80 && ranges::size(llc) == 40 ? 0 : 1;
 }
