@@ -16,3 +16,14 @@ function(taskplace_check_passive target)
     message(FATAL_ERROR "CMAKE_CXX_STANDARD was set to '${CMAKE_CXX_STANDARD}' for the consumer")
   endif()
 endfunction()
+
+# taskplace_check_staged(<target>): fails the consumer's configure when the
+# target's include path does not point into the staged install
+# (TASKPLACE_STAGE_PREFIX, passed by the test driver), e.g. at the checkout.
+function(taskplace_check_staged target)
+  get_target_property(includes ${target} INTERFACE_INCLUDE_DIRECTORIES)
+  string(FIND "${includes}" "${TASKPLACE_STAGE_PREFIX}" at)
+  if(TASKPLACE_STAGE_PREFIX AND NOT at EQUAL 0)
+    message(FATAL_ERROR "${target} includes '${includes}', not the staged install")
+  endif()
+endfunction()
