@@ -4,6 +4,9 @@
 #
 #   -DMODE=stage     install a fresh configure of the checkout into STAGE_PREFIX
 #   -DMODE=consumer  configure + build CONSUMER_SOURCE in CONSUMER_BINARY, run it
+#   -DMODE=pkgconfig compile CONSUMER_SOURCE (one .cpp) with the flags that
+#                    `pkg-config --cflags --libs PC_MODULE` gives for the staged
+#                    install (PKG_CONFIG), into CONSUMER_BINARY, run it
 # Common: TASKPLACE_SOURCE_DIR GENERATOR MAKE_PROGRAM CXX_COMPILER BUILD_TYPE
 # Consumer: STAGE_PREFIX (optional, becomes CMAKE_PREFIX_PATH)
 cmake_minimum_required(VERSION 3.21)
@@ -50,6 +53,31 @@ elseif(MODE STREQUAL "consumer")
   run_step("configure of ${CONSUMER_SOURCE}" ${CMAKE_COMMAND} ${args})
   run_step("build of ${CONSUMER_SOURCE}" ${CMAKE_COMMAND} --build ${CONSUMER_BINARY})
   run_step("run of the consumer" ${CONSUMER_BINARY}/consumer)
+elseif(MODE STREQUAL "pkgconfig")
+  file(REMOVE_RECURSE ${CONSUMER_BINARY})
+  file(MAKE_DIRECTORY ${CONSUMER_BINARY})
+  file(GLOB_RECURSE pc_files ${STAGE_PREFIX}/*/${PC_MODULE}.pc)
+  if(NOT pc_files)
+    message(FATAL_ERROR "install did not stage ${PC_MODULE}.pc")
+  endif()
+  list(GET pc_files 0 pc_file)
+  get_filename_component(pc_dir ${pc_file} DIRECTORY)
+  set(ENV{PKG_CONFIG_PATH} ${pc_dir})
+  execute_process(COMMAND ${PKG_CONFIG} --cflags --libs ${PC_MODULE}
+    OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "pkg-config --cflags --libs ${PC_MODULE} failed (${rc})")
+  endif()
+  # The include path must point into the staged prefix (through the .pc's
+  # own directory: the file is relocatable).
+  string(FIND "${flags}" "-I${pc_dir}/" at)
+  if(NOT at EQUAL 0)
+    message(FATAL_ERROR "pkg-config gave '${flags}', not an include path beside ${pc_file}")
+  endif()
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  run_step("compile of ${CONSUMER_SOURCE} with pkg-config's flags" ${CXX_COMPILER} -std=c++20
+    ${CONSUMER_SOURCE} ${flags} -o ${CONSUMER_BINARY}/consumer)
+  run_step("run of the consumer" ${CONSUMER_BINARY}/consumer)
 else()
-  message(FATAL_ERROR "MODE must be stage or consumer (got '${MODE}')")
+  message(FATAL_ERROR "MODE must be stage, consumer or pkgconfig (got '${MODE}')")
 endif()
