@@ -1,6 +1,6 @@
 // taskplace_pool/sync.hpp: the blocking primitives of the example pool:
-// Event, Channel<T> (bounded, unbounded, rendezvous), JoinHandle<T>,
-// sleep_for and yield.
+// Event, Mutex (with Mutex::Guard), Semaphore, Latch, Channel<T> (bounded,
+// unbounded, rendezvous), JoinHandle<T>, sleep_for and yield.
 //
 // Every wake-up of a waiting task goes through the pool's WakePlacer: the
 // waker is the task running on this worker (none off the pool), the wakee
@@ -8,16 +8,20 @@
 // try_to_wake_up() called from a pipe or futex wake. Channel wake-ups carry
 // the sync hint by default (as pipe and UNIX socket wake-ups carry WF_SYNC),
 // a finished task's wake of its joiner always (as an exiting task's wake of
-// its parent does), Event::set only when asked (futex wake-ups do not).
+// its parent does), Event::set, Mutex::unlock, Semaphore::release and
+// Latch::count_down only when asked (futex wake-ups do not).
 //
 //   taskplace_pool::Channel<int> ch{16};
 //   co_await ch.send(1); std::optional<int> v = co_await ch.recv();
+//   { auto g = co_await mutex.scoped_lock(); /* ... */ }  // unlocked here
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <coroutine>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <limits>
@@ -84,29 +88,121 @@ class WaitList {
     head_ = tail_ = nullptr;
     return h;
   }
+  // Effects: unlinks the first `k` nodes (every node when there are fewer).
+  // Returns: the first of them, null if none; they stay linked in order
+  // through next_waiter, the last one's link null. Complexity: O(k).
+  Node* take_front(std::size_t k) noexcept {
+    if (k == 0 || head_ == nullptr) return nullptr;
+    Node* first = head_;
+    Node* last = head_;
+    for (std::size_t i = 1; i < k && last->next_waiter != nullptr; ++i) last = last->next_waiter;
+    head_ = last->next_waiter;
+    if (head_ == nullptr) tail_ = nullptr;
+    last->next_waiter = nullptr;
+    return first;
+  }
+  // Effects: unlinks `n` wherever it is queued. Returns: whether it was.
+  // Complexity: O(its position).
+  bool remove(Node* n) noexcept {
+    Node* prev = nullptr;
+    for (Node* c = head_; c != nullptr; prev = c, c = c->next_waiter) {
+      if (c != n) continue;
+      (prev != nullptr ? prev->next_waiter : head_) = c->next_waiter;
+      if (tail_ == c) tail_ = prev;
+      c->next_waiter = nullptr;
+      return true;
+    }
+    return false;
+  }
 
  private:
   Node* head_ = nullptr;
   Node* tail_ = nullptr;
 };
+
+// A waiting task as the primitives without a payload (Event, Mutex,
+// Semaphore, Latch) queue it: the awaiter in its suspended frame derives
+// from it. `queued` says whether the node is in its primitive's list: set
+// when pushed and cleared by whoever unlinks it, both under the list's
+// lock; read without the lock by the awaiter's destructor, which runs
+// either after the task was resumed (its wake-up orders the clear before
+// the read) or when shutdown() destroys the task still waiting (the
+// workers stopped). An awaiter destroyed while queued unlinks itself
+// (unlink_waiter), so that a primitive signalled afterwards never reaches
+// into a freed frame: a task abandoned at shutdown while holding a
+// Mutex::Guard unlocks as its frame goes, and must not hand the lock to a
+// waiter destroyed before it. Not copyable: the list holds its address.
+struct WaitNode {
+  WaitNode() = default;
+  WaitNode(const WaitNode&) = delete;
+  WaitNode& operator=(const WaitNode&) = delete;
+
+  Waiter waiter{};
+  WaitNode* next_waiter = nullptr;
+  bool queued = false;
+};
+using WaitNodeList = WaitList<WaitNode>;
+
+// Effects: publishes the running task `self`, to resume at `h`, as `n` at
+// the back of `list`, having told the pool it is about to block.
+// Requires: the list's lock held, and the caller decided to block.
+inline void enqueue_waiter(WaitNodeList& list, WaitNode& n, TaskControl* self, std::coroutine_handle<> h) {
+  n.waiter = {self, h};
+  about_to_block(self);
+  n.queued = true;
+  list.push_back(&n);
+}
+// Effects: unlinks the first `k` waiters of `list` (all of them for a `k`
+// past its length) and marks them dequeued. Returns: the first, linked to
+// the others in order, the last one's link null; wake them with wake_all
+// once the lock is released. Requires: the list's lock held.
+inline WaitNode* dequeue_waiters(WaitNodeList& list, std::size_t k) noexcept {
+  WaitNode* first = list.take_front(k);
+  for (WaitNode* n = first; n != nullptr; n = n->next_waiter) n->queued = false;
+  return first;
+}
+// Effects: unlinks `n` if it is still queued (its frame is going away).
+// Requires: the list's lock held.
+inline void unlink_waiter(WaitNodeList& list, WaitNode& n) noexcept {
+  if (!n.queued) return;
+  list.remove(&n);
+  n.queued = false;
+}
+// Effects: wakes each task of a chain dequeue_waiters returned, in order,
+// one placement each. Each node's link is read before its task is woken:
+// a woken task may run at once and free its frame, and the node with it.
+// Requires: no lock held.
+inline void wake_all(WaitNode* n, WakeHint hint) {
+  while (n != nullptr) {
+    WaitNode* next = n->next_waiter;
+    const Waiter w = n->waiter;
+    wake(w.task, w.handle, hint);
+    n = next;
+  }
+}
 }  // namespace detail
 
 // A manual-reset event. set() wakes every waiter, in the order they came.
+// Kernel analogue: struct completion with complete_all().
 // Thread-safety: every member may be called from any thread; waiting only
 // inside a pool task.
 class Event {
  public:
+  Event() = default;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
   // Effects: sets the event and wakes every waiting task (one placement
   // each; `hint` = sync if the caller blocks right after). Complexity:
   // O(waiters).
   void set(WakeHint hint = WakeHint::async) {
-    std::vector<detail::Waiter> ws;
+    detail::WaitNode* ws = nullptr;
     {
       std::lock_guard lk(m_);
       set_ = true;
-      ws.swap(waiters_);
+      ws = detail::dequeue_waiters(waiters_, std::numeric_limits<std::size_t>::max());
     }
-    for (auto& w : ws) detail::wake(w.task, w.handle, hint);
+    detail::wake_all(ws, hint);
   }
   void reset() {
     std::lock_guard lk(m_);
@@ -117,15 +213,18 @@ class Event {
     return set_;
   }
 
-  struct wait_awaiter {
+  struct wait_awaiter : detail::WaitNode {
     Event& e;
+    explicit wait_awaiter(Event& ev) noexcept : e(ev) {}
+    ~wait_awaiter() {
+      if (queued) e.abandon(*this);
+    }
     bool await_ready() const { return e.is_set(); }
     bool await_suspend(std::coroutine_handle<> h) {
       auto* self = detail::current_task();
       std::lock_guard lk(e.m_);
       if (e.set_) return false;
-      detail::about_to_block(self);
-      e.waiters_.push_back({self, h});
+      detail::enqueue_waiter(e.waiters_, *this, self, h);
       return true;  // `this` may be resumed elsewhere from here: not touched again
     }
     void await_resume() const noexcept {}
@@ -134,9 +233,330 @@ class Event {
   wait_awaiter wait() noexcept { return wait_awaiter{*this}; }
 
  private:
+  void abandon(detail::WaitNode& n) noexcept {
+    std::lock_guard lk(m_);
+    detail::unlink_waiter(waiters_, n);
+  }
+
   mutable std::mutex m_;
   bool set_ = false;
-  std::vector<detail::Waiter> waiters_;
+  detail::WaitNodeList waiters_;
+};
+
+// An asynchronous mutex for pool tasks: a task that finds it locked
+// suspends (its worker runs other tasks) until the lock is handed to it.
+// FIFO with hand-off: an unlock that finds waiters passes ownership to the
+// first of them and wakes it, so the lock is never free while a task waits
+// for it: no newcomer barges ahead (no starvation) and no wake-up can find
+// the lock taken again (none is lost). The uncontended lock and unlock are
+// one compare-and-swap each and take no std::mutex. Kernel analogue:
+// struct mutex (kernel/locking/mutex.c): an atomic fast path, a FIFO wait
+// list under wait_lock, and since v4.10 a hand-off to the first waiter
+// (MUTEX_FLAG_HANDOFF), which the kernel uses only for a waiter that
+// starved and this mutex uses at every contended unlock.
+// Not owned by a task: unlock by another task than the one that locked is
+// not detected (only an unlock of an unlocked mutex is). Not a Lockable:
+// lock() returns an awaitable, so std::lock_guard on a Mutex would not
+// wait; use scoped_lock().
+// Invariant: state_ == contended iff waiters_ is non-empty (under m_);
+// while state_ != unlocked some task owns the lock.
+// Thread-safety: try_lock / unlock from any thread; lock / scoped_lock
+// awaited inside pool tasks. Requires: no task waits on it or holds it
+// when it is destroyed.
+class Mutex {
+ public:
+  Mutex() = default;
+  Mutex(const Mutex&) = delete;
+  Mutex& operator=(const Mutex&) = delete;
+
+  class Guard;
+  struct lock_awaiter;
+  struct scoped_lock_awaiter;
+
+  // Returns: an awaitable that completes once the calling task owns the
+  // lock (at once if it is free).
+  [[nodiscard]] lock_awaiter lock() noexcept;
+  // Returns: an awaitable yielding a Guard that owns the lock.
+  [[nodiscard]] scoped_lock_awaiter scoped_lock() noexcept;
+
+  // Effects: takes the lock if it is free; never waits. A lock with
+  // waiters is never free (hand-off), so this never overtakes them.
+  // Returns: whether the caller now owns it.
+  bool try_lock() noexcept {
+    std::uint32_t s = unlocked;
+    return state_.compare_exchange_strong(s, locked, std::memory_order_acquire, std::memory_order_relaxed);
+  }
+
+  // Effects: releases the lock; with tasks waiting, hands it to the first
+  // of them and wakes it (one placement; `hint` = sync if the caller
+  // blocks right after, handoff if it gives its worker to the wakee).
+  // Throws: std::logic_error if the mutex is not locked (nothing changes).
+  void unlock(WakeHint hint = WakeHint::async) {
+    std::uint32_t s = locked;
+    if (state_.compare_exchange_strong(s, unlocked, std::memory_order_release, std::memory_order_relaxed))
+      return;
+    if (s == unlocked) throw std::logic_error("taskplace_pool::Mutex: unlock of a mutex that is not locked");
+    detail::WaitNode* next = nullptr;
+    {
+      std::lock_guard lk(m_);
+      // contended, and it stays so until changed under m_ (by this owner,
+      // or by a queued waiter's destruction at shutdown).
+      next = detail::dequeue_waiters(waiters_, 1);
+      if (next == nullptr) {
+        state_.store(unlocked, std::memory_order_release);
+        return;
+      }
+      if (waiters_.empty()) state_.store(locked, std::memory_order_relaxed);
+    }
+    detail::wake_all(next, hint);  // it owns the lock from here
+  }
+
+  struct lock_awaiter : detail::WaitNode {
+    Mutex& m;
+    explicit lock_awaiter(Mutex& mu) noexcept : m(mu) {}
+    ~lock_awaiter() {
+      if (queued) m.abandon(*this);
+    }
+    bool await_ready() noexcept { return m.try_lock(); }
+    bool await_suspend(std::coroutine_handle<> h) {
+      auto* self = detail::current_task();
+      std::lock_guard lk(m.m_);
+      if (!m.lock_or_contend()) return false;
+      detail::enqueue_waiter(m.waiters_, *this, self, h);
+      return true;  // resumed by the unlock that hands the lock over
+    }
+    void await_resume() const noexcept {}
+  };
+
+  // Owns a locked Mutex and unlocks it when destroyed (asynchronously:
+  // WakeHint::async). Move-only. Requires: the mutex stays locked while a
+  // guard owns it (unlocking it by hand first makes the destructor's
+  // unlock throw, which ends the program).
+  class [[nodiscard]] Guard {
+   public:
+    Guard() noexcept = default;
+    // Effects: takes over `m`, which the caller has locked.
+    Guard(Mutex& m, std::adopt_lock_t) noexcept : m_(&m) {}
+    Guard(Guard&& o) noexcept : m_(std::exchange(o.m_, nullptr)) {}
+    Guard& operator=(Guard&& o) {
+      if (this != &o) {
+        if (m_ != nullptr) std::exchange(m_, nullptr)->unlock();
+        m_ = std::exchange(o.m_, nullptr);
+      }
+      return *this;
+    }
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+    ~Guard() {
+      if (m_ != nullptr) m_->unlock();
+    }
+
+    bool owns_lock() const noexcept { return m_ != nullptr; }
+    // Effects: unlocks now (see Mutex::unlock); the guard then owns
+    // nothing. Throws: std::logic_error if it owns nothing.
+    void unlock(WakeHint hint = WakeHint::async) {
+      if (m_ == nullptr) throw std::logic_error("taskplace_pool::Mutex::Guard: unlock of a guard that owns no lock");
+      std::exchange(m_, nullptr)->unlock(hint);
+    }
+
+   private:
+    Mutex* m_ = nullptr;
+  };
+
+  struct scoped_lock_awaiter : lock_awaiter {
+    using lock_awaiter::lock_awaiter;
+    Guard await_resume() const noexcept { return Guard{m, std::adopt_lock}; }
+  };
+
+ private:
+  static constexpr std::uint32_t unlocked = 0, locked = 1, contended = 2;
+
+  // Effects: takes the lock if free, else marks it contended (the caller
+  // then queues before it releases m_, which an unlock that sees the mark
+  // takes before it looks at the queue). Returns: whether the caller must
+  // wait. Requires: m_ held.
+  bool lock_or_contend() noexcept {
+    std::uint32_t s = state_.load(std::memory_order_relaxed);
+    for (;;) {
+      if (s == contended) return true;
+      const std::uint32_t want = s == unlocked ? locked : contended;
+      if (state_.compare_exchange_weak(s, want, std::memory_order_acquire, std::memory_order_relaxed))
+        return want == contended;
+    }
+  }
+  void abandon(detail::WaitNode& n) noexcept {
+    std::lock_guard lk(m_);
+    detail::unlink_waiter(waiters_, n);
+    if (waiters_.empty() && state_.load(std::memory_order_relaxed) == contended)
+      state_.store(locked, std::memory_order_relaxed);
+  }
+
+  std::atomic<std::uint32_t> state_{unlocked};
+  std::mutex m_;  // guards waiters_, and state_ out of contended
+  detail::WaitNodeList waiters_;
+};
+
+inline Mutex::lock_awaiter Mutex::lock() noexcept { return lock_awaiter{*this}; }
+inline Mutex::scoped_lock_awaiter Mutex::scoped_lock() noexcept { return scoped_lock_awaiter{*this}; }
+
+// A counting semaphore for pool tasks. FIFO with hand-off: a release that
+// finds waiters gives its permits to the first of them directly (they
+// never go through the count, so a newcomer's try_acquire cannot take a
+// permit a waiter was owed), and the rest to the count.
+// Kernel analogue: struct semaphore (kernel/locking/semaphore.c), whose
+// up() hands the count to the first waiter of its FIFO list.
+// Invariant: waiters only while available() == 0; available() <=
+// max_permits().
+// Thread-safety: try_acquire / release / available from any thread;
+// acquire awaited inside pool tasks. Requires: no task waits on it when it
+// is destroyed.
+class Semaphore {
+ public:
+  // Effects: `permits` available, at most `max_permits` at any time.
+  // Throws: std::invalid_argument if permits > max_permits.
+  explicit Semaphore(std::size_t permits, std::size_t max_permits = std::numeric_limits<std::size_t>::max())
+      : count_(permits), max_(max_permits) {
+    if (permits > max_permits) throw std::invalid_argument("taskplace_pool::Semaphore: more permits than its maximum");
+  }
+  Semaphore(const Semaphore&) = delete;
+  Semaphore& operator=(const Semaphore&) = delete;
+
+  struct acquire_awaiter : detail::WaitNode {
+    Semaphore& s;
+    explicit acquire_awaiter(Semaphore& sem) noexcept : s(sem) {}
+    ~acquire_awaiter() {
+      if (queued) s.abandon(*this);
+    }
+    bool await_ready() const noexcept { return false; }
+    bool await_suspend(std::coroutine_handle<> h) {
+      auto* self = detail::current_task();
+      std::lock_guard lk(s.m_);
+      if (s.count_ > 0) {
+        --s.count_;
+        return false;
+      }
+      detail::enqueue_waiter(s.waiters_, *this, self, h);
+      return true;  // resumed by the release that hands it a permit
+    }
+    void await_resume() const noexcept {}
+  };
+  // Returns: an awaitable that completes once the calling task holds one
+  // permit (at once if one is available).
+  [[nodiscard]] acquire_awaiter acquire() noexcept { return acquire_awaiter{*this}; }
+
+  // Effects: takes a permit if one is available; never waits.
+  // Returns: whether it took one.
+  bool try_acquire() {
+    std::lock_guard lk(m_);
+    if (count_ == 0) return false;
+    --count_;
+    return true;
+  }
+
+  // Effects: returns `n` permits: one to each of the first n waiting
+  // tasks, which it wakes in order (one placement each, with `hint`), the
+  // rest to the count. Complexity: O(min(n, waiters)).
+  // Throws: std::overflow_error, changing nothing and waking no one, if
+  // the count would exceed max_permits().
+  void release(std::size_t n = 1, WakeHint hint = WakeHint::async) {
+    detail::WaitNode* ws = nullptr;
+    {
+      std::lock_guard lk(m_);
+      std::size_t served = 0;
+      for (auto* w = waiters_.empty() ? nullptr : waiters_.front(); w != nullptr && served < n; w = w->next_waiter)
+        ++served;
+      if (n - served > max_ - count_)
+        throw std::overflow_error("taskplace_pool::Semaphore: release past its maximum count");
+      ws = detail::dequeue_waiters(waiters_, served);
+      count_ += n - served;
+    }
+    detail::wake_all(ws, hint);
+  }
+
+  // Returns: the permits available now (a snapshot).
+  std::size_t available() const {
+    std::lock_guard lk(m_);
+    return count_;
+  }
+  std::size_t max_permits() const noexcept { return max_; }
+
+ private:
+  void abandon(detail::WaitNode& n) noexcept {
+    std::lock_guard lk(m_);
+    detail::unlink_waiter(waiters_, n);
+  }
+
+  mutable std::mutex m_;
+  std::size_t count_;
+  const std::size_t max_;
+  detail::WaitNodeList waiters_;
+};
+
+// A single-use countdown: wait() completes once count_down() has been
+// called for the whole count; the fan-in after spawning N tasks that each
+// count down once. The last count_down wakes every waiter, in the order
+// they came. Kernel analogue: none as one object; the pattern of a
+// refcount's atomic_dec_and_test() followed by complete_all().
+// Thread-safety: count_down / try_wait from any thread; wait awaited
+// inside pool tasks. Requires: no task waits on it when it is destroyed.
+class Latch {
+ public:
+  explicit Latch(std::size_t count) : count_(count) {}
+  Latch(const Latch&) = delete;
+  Latch& operator=(const Latch&) = delete;
+
+  // Effects: lowers the count by `n`; when it reaches zero, wakes every
+  // waiting task (one placement each, with `hint`). Complexity:
+  // O(waiters) for the last one.
+  // Throws: std::logic_error, changing nothing, if n exceeds the count
+  // left (counting down below zero, also once it is zero).
+  void count_down(std::size_t n = 1, WakeHint hint = WakeHint::async) {
+    detail::WaitNode* ws = nullptr;
+    {
+      std::lock_guard lk(m_);
+      if (n > count_) throw std::logic_error("taskplace_pool::Latch: count_down below zero");
+      count_ -= n;
+      if (count_ != 0) return;
+      ws = detail::dequeue_waiters(waiters_, std::numeric_limits<std::size_t>::max());
+    }
+    detail::wake_all(ws, hint);
+  }
+
+  // Returns: whether the count has reached zero.
+  bool try_wait() const {
+    std::lock_guard lk(m_);
+    return count_ == 0;
+  }
+
+  struct wait_awaiter : detail::WaitNode {
+    Latch& l;
+    explicit wait_awaiter(Latch& latch) noexcept : l(latch) {}
+    ~wait_awaiter() {
+      if (queued) l.abandon(*this);
+    }
+    bool await_ready() const noexcept { return false; }
+    bool await_suspend(std::coroutine_handle<> h) {
+      auto* self = detail::current_task();
+      std::lock_guard lk(l.m_);
+      if (l.count_ == 0) return false;
+      detail::enqueue_waiter(l.waiters_, *this, self, h);
+      return true;  // resumed by the last count_down
+    }
+    void await_resume() const noexcept {}
+  };
+  // Returns: an awaitable that completes once the count is zero (at once
+  // if it is).
+  [[nodiscard]] wait_awaiter wait() noexcept { return wait_awaiter{*this}; }
+
+ private:
+  void abandon(detail::WaitNode& n) noexcept {
+    std::lock_guard lk(m_);
+    detail::unlink_waiter(waiters_, n);
+  }
+
+  mutable std::mutex m_;
+  std::size_t count_;
+  detail::WaitNodeList waiters_;
 };
 
 // A FIFO channel of T. capacity == 0: rendezvous (a send waits for a
