@@ -117,5 +117,13 @@ TEST_CASE("hwloc and sysfs agree on this machine", "[hwloc][live]") {
   auto core = [](const auto& t, CpuId c) { return t.core_cpus(c); };
   auto llc = [](const auto& t, CpuId c) { return t.llc_cpus(c); };
   CHECK(partition(h, core) == partition(s, core));
+  // Without cache entries in sysfs (some virtual machines) SysfsTopology
+  // falls back to the package for the LLC, while hwloc reads the caches
+  // from CPUID, which a hypervisor may describe per core: the two sources
+  // then disagree by design, and only the cores are compared.
+  if (!std::filesystem::exists("/sys/devices/system/cpu/cpu0/cache/index0")) {
+    WARN("LLCs not compared: sysfs lists no caches on this machine");
+    return;
+  }
   CHECK(partition(h, llc) == partition(s, llc));
 }

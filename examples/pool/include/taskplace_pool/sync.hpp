@@ -180,6 +180,31 @@ inline void wake_all(WaitNode* n, WakeHint hint) {
     n = next;
   }
 }
+
+// The awaiter of a primitive whose waiting tasks queue on its wait list:
+// under the primitive's lock it asks `must_wait()` (which takes what is
+// free instead, and says whether the task must wait), queues the task if
+// so, and unlinks itself if its frame goes while it is still queued.
+// Owner (which befriends this template) provides `m_` (its lock),
+// `waiters_` (a WaitNodeList), `bool must_wait()` (called with m_ held)
+// and `void abandon(WaitNode&) noexcept` (takes m_, unlink_waiter).
+template <class Owner>
+struct QueuedAwaiter : WaitNode {
+  Owner& owner;
+  explicit QueuedAwaiter(Owner& o) noexcept : owner(o) {}
+  QueuedAwaiter(const QueuedAwaiter&) = delete;
+  QueuedAwaiter& operator=(const QueuedAwaiter&) = delete;
+  ~QueuedAwaiter() {
+    if (queued) owner.abandon(*this);
+  }
+  bool await_suspend(std::coroutine_handle<> h) {
+    auto* self = current_task();
+    std::lock_guard lk(owner.m_);
+    if (!owner.must_wait()) return false;
+    enqueue_waiter(owner.waiters_, *this, self, h);
+    return true;  // resumed by whoever dequeues it: `this` not touched again
+  }
+};
 }  // namespace detail
 
 // A manual-reset event. set() wakes every waiter, in the order they came.
@@ -213,26 +238,18 @@ class Event {
     return set_;
   }
 
-  struct wait_awaiter : detail::WaitNode {
-    Event& e;
-    explicit wait_awaiter(Event& ev) noexcept : e(ev) {}
-    ~wait_awaiter() {
-      if (queued) e.abandon(*this);
-    }
-    bool await_ready() const { return e.is_set(); }
-    bool await_suspend(std::coroutine_handle<> h) {
-      auto* self = detail::current_task();
-      std::lock_guard lk(e.m_);
-      if (e.set_) return false;
-      detail::enqueue_waiter(e.waiters_, *this, self, h);
-      return true;  // `this` may be resumed elsewhere from here: not touched again
-    }
+  struct wait_awaiter : detail::QueuedAwaiter<Event> {
+    using QueuedAwaiter::QueuedAwaiter;
+    bool await_ready() const { return owner.is_set(); }
     void await_resume() const noexcept {}
   };
   // Returns: an awaitable that completes once the event is set.
   wait_awaiter wait() noexcept { return wait_awaiter{*this}; }
 
  private:
+  template <class>
+  friend struct detail::QueuedAwaiter;
+  bool must_wait() const noexcept { return !set_; }
   void abandon(detail::WaitNode& n) noexcept {
     std::lock_guard lk(m_);
     detail::unlink_waiter(waiters_, n);
@@ -311,20 +328,10 @@ class Mutex {
     detail::wake_all(next, hint);  // it owns the lock from here
   }
 
-  struct lock_awaiter : detail::WaitNode {
-    Mutex& m;
-    explicit lock_awaiter(Mutex& mu) noexcept : m(mu) {}
-    ~lock_awaiter() {
-      if (queued) m.abandon(*this);
-    }
-    bool await_ready() noexcept { return m.try_lock(); }
-    bool await_suspend(std::coroutine_handle<> h) {
-      auto* self = detail::current_task();
-      std::lock_guard lk(m.m_);
-      if (!m.lock_or_contend()) return false;
-      detail::enqueue_waiter(m.waiters_, *this, self, h);
-      return true;  // resumed by the unlock that hands the lock over
-    }
+  // Resumed by the unlock that hands the lock over.
+  struct lock_awaiter : detail::QueuedAwaiter<Mutex> {
+    using QueuedAwaiter::QueuedAwaiter;
+    bool await_ready() noexcept { return owner.try_lock(); }
     void await_resume() const noexcept {}
   };
 
@@ -365,17 +372,19 @@ class Mutex {
 
   struct scoped_lock_awaiter : lock_awaiter {
     using lock_awaiter::lock_awaiter;
-    Guard await_resume() const noexcept { return Guard{m, std::adopt_lock}; }
+    Guard await_resume() const noexcept { return Guard{owner, std::adopt_lock}; }
   };
 
  private:
+  template <class>
+  friend struct detail::QueuedAwaiter;
   static constexpr std::uint32_t unlocked = 0, locked = 1, contended = 2;
 
   // Effects: takes the lock if free, else marks it contended (the caller
   // then queues before it releases m_, which an unlock that sees the mark
   // takes before it looks at the queue). Returns: whether the caller must
   // wait. Requires: m_ held.
-  bool lock_or_contend() noexcept {
+  bool must_wait() noexcept {
     std::uint32_t s = state_.load(std::memory_order_relaxed);
     for (;;) {
       if (s == contended) return true;
@@ -421,23 +430,10 @@ class Semaphore {
   Semaphore(const Semaphore&) = delete;
   Semaphore& operator=(const Semaphore&) = delete;
 
-  struct acquire_awaiter : detail::WaitNode {
-    Semaphore& s;
-    explicit acquire_awaiter(Semaphore& sem) noexcept : s(sem) {}
-    ~acquire_awaiter() {
-      if (queued) s.abandon(*this);
-    }
+  // Resumed by the release that hands it a permit.
+  struct acquire_awaiter : detail::QueuedAwaiter<Semaphore> {
+    using QueuedAwaiter::QueuedAwaiter;
     bool await_ready() const noexcept { return false; }
-    bool await_suspend(std::coroutine_handle<> h) {
-      auto* self = detail::current_task();
-      std::lock_guard lk(s.m_);
-      if (s.count_ > 0) {
-        --s.count_;
-        return false;
-      }
-      detail::enqueue_waiter(s.waiters_, *this, self, h);
-      return true;  // resumed by the release that hands it a permit
-    }
     void await_resume() const noexcept {}
   };
   // Returns: an awaitable that completes once the calling task holds one
@@ -481,6 +477,13 @@ class Semaphore {
   std::size_t max_permits() const noexcept { return max_; }
 
  private:
+  template <class>
+  friend struct detail::QueuedAwaiter;
+  bool must_wait() noexcept {
+    if (count_ == 0) return true;
+    --count_;
+    return false;
+  }
   void abandon(detail::WaitNode& n) noexcept {
     std::lock_guard lk(m_);
     detail::unlink_waiter(waiters_, n);
@@ -528,20 +531,10 @@ class Latch {
     return count_ == 0;
   }
 
-  struct wait_awaiter : detail::WaitNode {
-    Latch& l;
-    explicit wait_awaiter(Latch& latch) noexcept : l(latch) {}
-    ~wait_awaiter() {
-      if (queued) l.abandon(*this);
-    }
+  // Resumed by the last count_down.
+  struct wait_awaiter : detail::QueuedAwaiter<Latch> {
+    using QueuedAwaiter::QueuedAwaiter;
     bool await_ready() const noexcept { return false; }
-    bool await_suspend(std::coroutine_handle<> h) {
-      auto* self = detail::current_task();
-      std::lock_guard lk(l.m_);
-      if (l.count_ == 0) return false;
-      detail::enqueue_waiter(l.waiters_, *this, self, h);
-      return true;  // resumed by the last count_down
-    }
     void await_resume() const noexcept {}
   };
   // Returns: an awaitable that completes once the count is zero (at once
@@ -549,6 +542,9 @@ class Latch {
   [[nodiscard]] wait_awaiter wait() noexcept { return wait_awaiter{*this}; }
 
  private:
+  template <class>
+  friend struct detail::QueuedAwaiter;
+  bool must_wait() const noexcept { return count_ != 0; }
   void abandon(detail::WaitNode& n) noexcept {
     std::lock_guard lk(m_);
     detail::unlink_waiter(waiters_, n);
