@@ -187,7 +187,8 @@ inline void wake_all(WaitNode* n, WakeHint hint) {
 // so, and unlinks itself if its frame goes while it is still queued.
 // Owner (which befriends this template) provides `m_` (its lock),
 // `waiters_` (a WaitNodeList), `bool must_wait()` (called with m_ held)
-// and `void abandon(WaitNode&) noexcept` (takes m_, unlink_waiter).
+// and, if an unlinked waiter changes its state, `void waiter_left()
+// noexcept` (called with m_ held, after the unlink).
 template <class Owner>
 struct QueuedAwaiter : WaitNode {
   Owner& owner;
@@ -195,7 +196,10 @@ struct QueuedAwaiter : WaitNode {
   QueuedAwaiter(const QueuedAwaiter&) = delete;
   QueuedAwaiter& operator=(const QueuedAwaiter&) = delete;
   ~QueuedAwaiter() {
-    if (queued) owner.abandon(*this);
+    if (!queued) return;
+    std::lock_guard lk(owner.m_);
+    unlink_waiter(owner.waiters_, *this);
+    if constexpr (requires { owner.waiter_left(); }) owner.waiter_left();
   }
   bool await_suspend(std::coroutine_handle<> h) {
     auto* self = current_task();
@@ -250,11 +254,6 @@ class Event {
   template <class>
   friend struct detail::QueuedAwaiter;
   bool must_wait() const noexcept { return !set_; }
-  void abandon(detail::WaitNode& n) noexcept {
-    std::lock_guard lk(m_);
-    detail::unlink_waiter(waiters_, n);
-  }
-
   mutable std::mutex m_;
   bool set_ = false;
   detail::WaitNodeList waiters_;
@@ -393,9 +392,9 @@ class Mutex {
         return want == contended;
     }
   }
-  void abandon(detail::WaitNode& n) noexcept {
-    std::lock_guard lk(m_);
-    detail::unlink_waiter(waiters_, n);
+  // A waiter destroyed while queued (shutdown) leaves the lock contended
+  // with nobody left to hand it to: back to plain locked.
+  void waiter_left() noexcept {
     if (waiters_.empty() && state_.load(std::memory_order_relaxed) == contended)
       state_.store(locked, std::memory_order_relaxed);
   }
@@ -484,11 +483,6 @@ class Semaphore {
     --count_;
     return false;
   }
-  void abandon(detail::WaitNode& n) noexcept {
-    std::lock_guard lk(m_);
-    detail::unlink_waiter(waiters_, n);
-  }
-
   mutable std::mutex m_;
   std::size_t count_;
   const std::size_t max_;
@@ -545,11 +539,6 @@ class Latch {
   template <class>
   friend struct detail::QueuedAwaiter;
   bool must_wait() const noexcept { return count_ != 0; }
-  void abandon(detail::WaitNode& n) noexcept {
-    std::lock_guard lk(m_);
-    detail::unlink_waiter(waiters_, n);
-  }
-
   mutable std::mutex m_;
   std::size_t count_;
   detail::WaitNodeList waiters_;
