@@ -3,7 +3,9 @@
 // memory access through its shadow state (5-15x slower).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <thread>
 #include <tuple>
 
 #include "taskplace/topology/uniform.hpp"
@@ -41,5 +43,17 @@ using Policies = std::tuple<taskplace::traits::Current, taskplace::traits::Alway
                             taskplace::traits::CacheHot<>,
                             taskplace::traits::Linux2008<taskplace::sync2008::Unchecked>,
                             taskplace::traits::SisCurrent<>>;
+
+// Waits (yielding, on this thread) until `f` holds, for at most `limit`.
+// Returns: whether it held.
+template <class F>
+bool eventually(F&& f, std::chrono::nanoseconds limit = std::chrono::seconds{10}) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!f()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
 
 }  // namespace pool_test

@@ -27,6 +27,7 @@
 #include "taskplace_pool/pool.hpp"
 
 using namespace std::chrono_literals;
+using pool_test::eventually;
 using pool_test::UniformPool;
 using taskplace_pool::Channel;
 using taskplace_pool::Event;
@@ -72,17 +73,6 @@ task<int> twice(int x) { co_return 2 * x; }
 task<int> fails(std::string what) {
   throw std::runtime_error(what);
   co_return 0;
-}
-
-// Waits (yielding) until `f` holds, for at most `limit`; returns whether it held.
-template <class F>
-bool eventually(F&& f, std::chrono::nanoseconds limit = 10s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!f()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::yield();
-  }
-  return true;
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "taskplace_pool/pool.hpp"
 
 using namespace std::chrono_literals;
+using pool_test::eventually;
 using pool_test::UniformPool;
 using taskplace_pool::Channel;
 using taskplace_pool::Event;
@@ -56,16 +57,6 @@ T finish(P& pool, task<T> t, std::chrono::nanoseconds limit = 30s) {
   return h.get();
 }
 
-// Waits (on this thread) until `f` holds, for at most `limit`.
-template <class F>
-bool eventually(F&& f, std::chrono::nanoseconds limit = 10s) {
-  const auto until_time = std::chrono::steady_clock::now() + limit;
-  while (!f()) {
-    if (std::chrono::steady_clock::now() > until_time) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
 
 }  // namespace
 
