@@ -334,6 +334,7 @@ TEST_CASE("a wait list is a FIFO that empties and refills", "[pool][channel]") {
   struct Node {
     int id;
     Node* next_waiter = nullptr;
+    bool queued = false;
   };
   taskplace_pool::detail::WaitList<Node> l;
   Node a{1}, b{2}, c{3};
@@ -352,6 +353,7 @@ TEST_CASE("a wait list is a FIFO that empties and refills", "[pool][channel]") {
   for (Node* n = l.take_all(); n != nullptr; n = n->next_waiter) order.push_back(n->id);
   CHECK(order == std::vector<int>{3, 1, 2});
   CHECK(l.empty());
+  CHECK_FALSE((a.queued || b.queued || c.queued));  // take_all takes each node off
   l.push_back(&b);  // usable again after take_all
   CHECK(l.front() == &b);
 }

@@ -66,6 +66,7 @@ TEST_CASE("a wait list gives up its first k nodes in order and unlinks any node"
   struct Node {
     int id;
     Node* next_waiter = nullptr;
+    bool queued = false;
   };
   taskplace_pool::detail::WaitList<Node> l;
   Node a{1}, b{2}, c{3}, d{4};
@@ -76,8 +77,14 @@ TEST_CASE("a wait list gives up its first k nodes in order and unlinks any node"
   for (Node* n = first; n != nullptr; n = n->next_waiter) taken.push_back(n->id);
   CHECK(taken == std::vector<int>{1, 2});  // the second's link was cut
   CHECK(l.front() == &c);
+  // queued: set by push_back, cleared by what takes a node off.
+  CHECK_FALSE(a.queued);
+  CHECK_FALSE(b.queued);
+  CHECK(c.queued);
+  CHECK(d.queued);
   CHECK_FALSE(l.remove(&a));  // not queued any more
   CHECK(l.remove(&d));        // the tail: c is the tail now
+  CHECK_FALSE(d.queued);
   l.push_back(&a);
   CHECK(l.remove(&c));  // the head
   CHECK(l.front() == &a);
@@ -86,6 +93,7 @@ TEST_CASE("a wait list gives up its first k nodes in order and unlinks any node"
   l.push_back(&b);  // usable again: the tail went with the last node
   CHECK(l.take_front(10) == &b);
   CHECK(b.next_waiter == nullptr);
+  CHECK_FALSE(b.queued);
   CHECK(l.empty());
 }
 

@@ -518,9 +518,17 @@ class Pool {
   // move throws fails the task with that exception (counted in `failed`)
   // instead of escaping the root frame (std::terminate). The task counts
   // as completed before its result is published, so a caller that has the
-  // result sees it in stats().completed.
+  // result sees it in stats().completed. A root frame that shutdown()
+  // destroys unfinished marks its handle abandoned as the frame goes,
+  // after the awaited task's frame (declared first, destroyed last).
   template <class T>
   static detail::Root<Pool> root_body(Pool& pool, task<T> t, std::shared_ptr<detail::JoinState<T>> st) {
+    struct Unfinished {
+      detail::JoinState<T>* st;
+      ~Unfinished() {
+        if (st != nullptr) st->abandon();
+      }
+    } unfinished{st.get()};
     std::exception_ptr err;
     {
       task<T> inner = std::move(t);
@@ -536,6 +544,7 @@ class Pool {
     }
     if (err) pool.failed_.fetch_add(1, std::memory_order_relaxed);
     pool.completed_.fetch_add(1, std::memory_order_relaxed);
+    unfinished.st = nullptr;
     st->finish(std::move(err));
   }
 

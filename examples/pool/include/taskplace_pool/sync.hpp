@@ -37,6 +37,14 @@
 
 namespace taskplace_pool {
 
+// Thrown by JoinHandle::get() and co_await on a handle whose task
+// shutdown() destroyed unfinished (it waited on something nobody could
+// signal any more); the task's value or exception never came.
+class TaskAbandoned : public std::runtime_error {
+ public:
+  TaskAbandoned() : std::runtime_error("taskplace_pool::JoinHandle: the task was abandoned at shutdown") {}
+};
+
 // Raised by send() on a closed channel.
 class ChannelClosed : public std::runtime_error {
  public:
@@ -55,9 +63,18 @@ struct Waiter {
 // std::deque of pointers costs one more cache line (its block) per wake-up
 // across workers, and an allocation per channel. Nodes are the awaiters in
 // the suspended tasks' frames: they stay put while queued, and a node is
-// not touched once it has been popped and its task woken.
+// not touched once it has been taken off and its task woken.
+// Each node's `queued` says whether it is in the list: set by push_back,
+// cleared by whatever takes it off, both under the owner's lock. An
+// awaiter reads it without the lock in its destructor, which runs either
+// after its task was resumed (the wake-up orders the clear before the
+// read) or when shutdown() destroys the task still waiting (the workers
+// stopped); one destroyed while queued unlinks itself (remove), so that
+// a primitive signalled afterwards never reaches into a freed frame.
+// Node: `Node* next_waiter`, `bool queued`.
 // Invariant: head_ == nullptr iff tail_ == nullptr; tail_->next_waiter ==
-// nullptr. Not thread-safe: the owner's lock guards it.
+// nullptr; a node is queued iff it is linked from head_.
+// Not thread-safe: the owner's lock guards it.
 template <class Node>
 class WaitList {
  public:
@@ -70,6 +87,7 @@ class WaitList {
   Node* front() const noexcept { return head_; }
   void push_back(Node* n) noexcept {
     n->next_waiter = nullptr;
+    n->queued = true;
     if (tail_ != nullptr)
       tail_->next_waiter = n;
     else
@@ -78,15 +96,9 @@ class WaitList {
   }
   // Requires: !empty().
   void pop_front() noexcept {
+    head_->queued = false;
     head_ = head_->next_waiter;
     if (head_ == nullptr) tail_ = nullptr;
-  }
-  // Effects: empties the list. Returns: its old head; the nodes stay
-  // linked through next_waiter, in order.
-  Node* take_all() noexcept {
-    Node* h = head_;
-    head_ = tail_ = nullptr;
-    return h;
   }
   // Effects: unlinks the first `k` nodes (every node when there are fewer).
   // Returns: the first of them, null if none; they stay linked in order
@@ -95,21 +107,30 @@ class WaitList {
     if (k == 0 || head_ == nullptr) return nullptr;
     Node* first = head_;
     Node* last = head_;
-    for (std::size_t i = 1; i < k && last->next_waiter != nullptr; ++i) last = last->next_waiter;
+    last->queued = false;
+    for (std::size_t i = 1; i < k && last->next_waiter != nullptr; ++i) {
+      last = last->next_waiter;
+      last->queued = false;
+    }
     head_ = last->next_waiter;
     if (head_ == nullptr) tail_ = nullptr;
     last->next_waiter = nullptr;
     return first;
   }
-  // Effects: unlinks `n` wherever it is queued. Returns: whether it was.
-  // Complexity: O(its position).
+  // Effects: empties the list. Returns: its old head, the nodes linked in
+  // order. Complexity: O(size).
+  Node* take_all() noexcept { return take_front(std::numeric_limits<std::size_t>::max()); }
+  // Effects: unlinks `n` if it is queued here. Returns: whether it was.
+  // Complexity: O(1) for a node not queued, else O(its position).
   bool remove(Node* n) noexcept {
+    if (!n->queued) return false;
     Node* prev = nullptr;
     for (Node* c = head_; c != nullptr; prev = c, c = c->next_waiter) {
       if (c != n) continue;
       (prev != nullptr ? prev->next_waiter : head_) = c->next_waiter;
       if (tail_ == c) tail_ = prev;
       c->next_waiter = nullptr;
+      c->queued = false;
       return true;
     }
     return false;
@@ -121,17 +142,11 @@ class WaitList {
 };
 
 // A waiting task as the primitives without a payload (Event, Mutex,
-// Semaphore, Latch) queue it: the awaiter in its suspended frame derives
-// from it. `queued` says whether the node is in its primitive's list: set
-// when pushed and cleared by whoever unlinks it, both under the list's
-// lock; read without the lock by the awaiter's destructor, which runs
-// either after the task was resumed (its wake-up orders the clear before
-// the read) or when shutdown() destroys the task still waiting (the
-// workers stopped). An awaiter destroyed while queued unlinks itself
-// (unlink_waiter), so that a primitive signalled afterwards never reaches
-// into a freed frame: a task abandoned at shutdown while holding a
-// Mutex::Guard unlocks as its frame goes, and must not hand the lock to a
-// waiter destroyed before it. Not copyable: the list holds its address.
+// Semaphore, Latch) and a JoinHandle queue it: the awaiter in its
+// suspended frame derives from it. A task abandoned at shutdown while
+// holding a Mutex::Guard unlocks as its frame goes, and must not hand the
+// lock to a waiter destroyed before it: such a waiter unlinked itself
+// (QueuedAwaiter). Not copyable: the list holds its address.
 struct WaitNode {
   WaitNode() = default;
   WaitNode(const WaitNode&) = delete;
@@ -149,28 +164,11 @@ using WaitNodeList = WaitList<WaitNode>;
 inline void enqueue_waiter(WaitNodeList& list, WaitNode& n, TaskControl* self, std::coroutine_handle<> h) {
   n.waiter = {self, h};
   about_to_block(self);
-  n.queued = true;
   list.push_back(&n);
 }
-// Effects: unlinks the first `k` waiters of `list` (all of them for a `k`
-// past its length) and marks them dequeued. Returns: the first, linked to
-// the others in order, the last one's link null; wake them with wake_all
-// once the lock is released. Requires: the list's lock held.
-inline WaitNode* dequeue_waiters(WaitNodeList& list, std::size_t k) noexcept {
-  WaitNode* first = list.take_front(k);
-  for (WaitNode* n = first; n != nullptr; n = n->next_waiter) n->queued = false;
-  return first;
-}
-// Effects: unlinks `n` if it is still queued (its frame is going away).
-// Requires: the list's lock held.
-inline void unlink_waiter(WaitNodeList& list, WaitNode& n) noexcept {
-  if (!n.queued) return;
-  list.remove(&n);
-  n.queued = false;
-}
-// Effects: wakes each task of a chain dequeue_waiters returned, in order,
-// one placement each. Each node's link is read before its task is woken:
-// a woken task may run at once and free its frame, and the node with it.
+// Effects: wakes each task of a chain take_front returned, in order, one
+// placement each. Each node's link is read before its task is woken: a
+// woken task may run at once and free its frame, and the node with it.
 // Requires: no lock held.
 inline void wake_all(WaitNode* n, WakeHint hint) {
   while (n != nullptr) {
@@ -198,7 +196,7 @@ struct QueuedAwaiter : WaitNode {
   ~QueuedAwaiter() {
     if (!queued) return;
     std::lock_guard lk(owner.m_);
-    unlink_waiter(owner.waiters_, *this);
+    owner.waiters_.remove(this);
     if constexpr (requires { owner.waiter_left(); }) owner.waiter_left();
   }
   bool await_suspend(std::coroutine_handle<> h) {
@@ -229,7 +227,7 @@ class Event {
     {
       std::lock_guard lk(m_);
       set_ = true;
-      ws = detail::dequeue_waiters(waiters_, std::numeric_limits<std::size_t>::max());
+      ws = waiters_.take_all();
     }
     detail::wake_all(ws, hint);
   }
@@ -317,7 +315,7 @@ class Mutex {
       std::lock_guard lk(m_);
       // contended, and it stays so until changed under m_ (by this owner,
       // or by a queued waiter's destruction at shutdown).
-      next = detail::dequeue_waiters(waiters_, 1);
+      next = waiters_.take_front(1);
       if (next == nullptr) {
         state_.store(unlocked, std::memory_order_release);
         return;
@@ -462,7 +460,7 @@ class Semaphore {
         ++served;
       if (n - served > max_ - count_)
         throw std::overflow_error("taskplace_pool::Semaphore: release past its maximum count");
-      ws = detail::dequeue_waiters(waiters_, served);
+      ws = waiters_.take_front(served);
       count_ += n - served;
     }
     detail::wake_all(ws, hint);
@@ -514,7 +512,7 @@ class Latch {
       if (n > count_) throw std::logic_error("taskplace_pool::Latch: count_down below zero");
       count_ -= n;
       if (count_ != 0) return;
-      ws = detail::dequeue_waiters(waiters_, std::numeric_limits<std::size_t>::max());
+      ws = waiters_.take_all();
     }
     detail::wake_all(ws, hint);
   }
@@ -627,11 +625,21 @@ class Channel {
     return buf_.size();
   }
 
+  // The awaiters unlink themselves if their task is destroyed while they
+  // are queued (shutdown), so a close() or a send/receive afterwards never
+  // reaches into a freed frame (detail::WaitList). Not copyable: a queued
+  // awaiter's address is in the channel.
   struct send_awaiter {
+    send_awaiter(Channel& c, T value) : ch(c), v(std::move(value)) {}
+    send_awaiter(const send_awaiter&) = delete;
+    send_awaiter& operator=(const send_awaiter&) = delete;
+    ~send_awaiter() { ch.unlink(ch.senders_, this); }
+
     Channel& ch;
     T v;
     detail::Waiter waiter{};
     send_awaiter* next_waiter = nullptr;  // the channel's senders_ link
+    bool queued = false;
     bool failed = false;
 
     bool await_ready() const noexcept { return false; }
@@ -666,10 +674,16 @@ class Channel {
   };
 
   struct recv_awaiter {
+    explicit recv_awaiter(Channel& c) noexcept : ch(c) {}
+    recv_awaiter(const recv_awaiter&) = delete;
+    recv_awaiter& operator=(const recv_awaiter&) = delete;
+    ~recv_awaiter() { ch.unlink(ch.receivers_, this); }
+
     Channel& ch;
     std::optional<T> value{};
     detail::Waiter waiter{};
     recv_awaiter* next_waiter = nullptr;  // the channel's receivers_ link
+    bool queued = false;
 
     bool await_ready() const noexcept { return false; }
     bool await_suspend(std::coroutine_handle<> h) {
@@ -688,6 +702,15 @@ class Channel {
   };
 
  private:
+  // Effects: unlinks `a` from `list` if it is still queued there (its
+  // frame is going away).
+  template <class Awaiter>
+  void unlink(detail::WaitList<Awaiter>& list, Awaiter* a) noexcept {
+    if (!a->queued) return;
+    std::lock_guard lk(m_);
+    list.remove(a);
+  }
+
   // Effects: takes the next value into `out` (if any); sets `w` to the
   // sender whose value it took or moved into the buffer, to be woken.
   // Every move of a T comes before the waiter it serves is dequeued, so a
@@ -752,15 +775,25 @@ struct JoinResult<void> {
   void get() const noexcept {}
 };
 
+// Invariant: waiters_ holds at most one task, and none once done.
 template <class T>
 struct JoinState {
-  std::mutex m;
+  std::mutex m_;
   std::condition_variable cv;  // for threads off the pool
   bool done = false;
-  bool taken = false;  // the result was moved out (take)
+  bool abandoned = false;  // shutdown destroyed the task unfinished
+  bool taken = false;      // the result was moved out (take)
   JoinResult<T> result{};
   std::exception_ptr error{};
-  Waiter waiter{};
+  WaitNodeList waiters_;  // the task awaiting the handle, if one does
+
+  // Returns: whether a task awaiting the handle must wait. Throws:
+  // std::logic_error if another task awaits it already. Requires: m_ held.
+  bool must_wait() const {
+    if (done) return false;
+    if (!waiters_.empty()) throw std::logic_error("taskplace_pool::JoinHandle: awaited by two tasks at once");
+    return true;
+  }
 
   // Effects: stores the task's value. By the task's root only, before
   // finish(): nobody reads the slot before `done` is published under `m`.
@@ -770,27 +803,41 @@ struct JoinState {
   // Effects: stores `e` if any (else the value set_value stored stands),
   // marks done, wakes the awaiter.
   void finish(std::exception_ptr e) {
-    Waiter w{};
+    WaitNode* w = nullptr;
     {
-      std::lock_guard lk(m);
+      std::lock_guard lk(m_);
       if (e) error = std::move(e);
       done = true;
-      w = std::exchange(waiter, Waiter{});
+      w = waiters_.take_all();
     }
     cv.notify_all();
     // The finishing task ends right after: a sync wake-up.
-    if (w.task) wake(w.task, w.handle, WakeHint::sync);
+    wake_all(w, WakeHint::sync);
+  }
+  // Effects: marks the task done and abandoned (shutdown destroyed it
+  // unfinished), so that take() throws TaskAbandoned, and releases the
+  // threads blocked in get() or wait_for(). A task awaiting the handle is
+  // not woken: it waits on the stopped pool, and shutdown destroys it too.
+  void abandon() noexcept {
+    {
+      std::lock_guard lk(m_);
+      abandoned = done = true;
+      (void)waiters_.take_all();
+    }
+    cv.notify_all();
   }
   // Effects: moves the result (or the exception) out: the reader then holds
   // the only reference to it. Call after `done` was seen under `m`.
   // Throws: std::logic_error if it was taken already (a second get() or
-  // co_await), else what the task threw.
+  // co_await), TaskAbandoned if shutdown destroyed the task unfinished,
+  // else what the task threw.
   T take() {
     {
-      std::lock_guard lk(m);
+      std::lock_guard lk(m_);
       if (taken) throw std::logic_error("taskplace_pool::JoinHandle: the result was taken already");
       taken = true;
     }
+    if (abandoned) throw TaskAbandoned{};
     if (error) std::rethrow_exception(std::exchange(error, nullptr));
     return result.get();
   }
@@ -818,54 +865,48 @@ class JoinHandle {
   // or moved from).
   bool valid() const noexcept { return static_cast<bool>(s_); }
 
+  // Returns: whether the task finished, or was abandoned by shutdown()
+  // (then get() and co_await throw TaskAbandoned).
   bool done() const {
     auto& s = state();
-    std::lock_guard lk(s.m);
+    std::lock_guard lk(s.m_);
     return s.done;
   }
-  // Effects: blocks this thread (not a worker) until the task finished, at
-  // most `d`. Returns: whether it finished.
+  // Effects: blocks this thread (not a worker) until the task is done (see
+  // done()), at most `d`. Returns: whether it is.
   template <class Rep, class Period>
   bool wait_for(std::chrono::duration<Rep, Period> d) const {
     check_off_pool();
     auto& s = state();
-    std::unique_lock lk(s.m);
+    std::unique_lock lk(s.m_);
     return s.cv.wait_for(lk, d, [&] { return s.done; });
   }
   // Effects: blocks this thread until the task finished. Returns its value
   // or rethrows its exception. Throws std::logic_error on a worker thread
   // (it would stall the worker the task may need), on an empty handle, and
-  // when the result was taken already.
+  // when the result was taken already; TaskAbandoned when shutdown()
+  // destroyed the task unfinished (a thread blocked here then returns).
   T get() {
     check_off_pool();
     auto& s = state();
     {
-      std::unique_lock lk(s.m);
+      std::unique_lock lk(s.m_);
       s.cv.wait(lk, [&] { return s.done; });
     }
     return s.take();
   }
 
-  struct awaiter {
-    detail::JoinState<T>* s;
+  struct awaiter : detail::QueuedAwaiter<detail::JoinState<T>> {
+    using detail::QueuedAwaiter<detail::JoinState<T>>::QueuedAwaiter;
     bool await_ready() const {
-      std::lock_guard lk(s->m);
-      return s->done;
+      std::lock_guard lk(this->owner.m_);
+      return this->owner.done;
     }
-    bool await_suspend(std::coroutine_handle<> h) {
-      auto* self = detail::current_task();
-      std::lock_guard lk(s->m);
-      if (s->done) return false;
-      if (s->waiter.task != nullptr)
-        throw std::logic_error("taskplace_pool::JoinHandle: awaited by two tasks at once");
-      detail::about_to_block(self);
-      s->waiter = {self, h};
-      return true;
-    }
-    T await_resume() { return s->take(); }
+    T await_resume() { return this->owner.take(); }
   };
-  // Throws: std::logic_error on an empty handle.
-  awaiter operator co_await() const { return awaiter{&state()}; }
+  // Throws: std::logic_error on an empty handle; the awaiter throws it
+  // when another task awaits the handle already.
+  awaiter operator co_await() const { return awaiter{state()}; }
 
  private:
   static void check_off_pool() {
