@@ -48,7 +48,10 @@
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/sysfs.hpp"
 #include "taskplace/wake_placer.hpp"
+#include "taskplace_pool/channel.hpp"
 #include "taskplace_pool/core.hpp"
+#include "taskplace_pool/join_handle.hpp"
+#include "taskplace_pool/sleep.hpp"
 #include "taskplace_pool/sync.hpp"
 #include "taskplace_pool/task.hpp"
 
