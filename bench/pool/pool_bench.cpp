@@ -14,6 +14,7 @@
 // needs a pair to settle for a flip period (traits::SisCurrent: one second)
 // shows its steady state only in runs of some seconds.
 #include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -172,12 +173,34 @@ int main(int argc, char** argv) {
   bool quick = false;
   std::string only;
   std::uint32_t pipe_rounds = 100'000;
+  // A mistyped option or value is an error (exit 2), not a run of
+  // something else than asked.
+  auto usage = [](const std::string& why) {
+    std::fprintf(stderr,
+                 "taskplace_pool_bench: %s\n"
+                 "usage: taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD] [--pipe-rounds N]\n"
+                 "  WORKLOAD: pipe, pgbench, pgbench/C (C in 1 2 4 8 16 32), hackbench, udp_rr\n",
+                 why.c_str());
+    std::exit(2);
+  };
+  auto count = [&](int& i, const char* opt) -> std::uint32_t {
+    if (i + 1 >= argc) usage(std::string(opt) + " needs a value");
+    const char* v = argv[++i];
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long n = std::strtoul(v, &end, 10);
+    if (*v < '1' || *v > '9' || *end != '\0' || errno != 0 || n > 1'000'000'000ul)
+      usage(std::string(opt) + " takes a whole number from 1 to 10^9, not '" + v + "'");
+    return static_cast<std::uint32_t>(n);
+  };
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--reps")) reps = static_cast<int>(count(i, "--reps"));
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-    else if (!std::strcmp(argv[i], "--pipe-rounds") && i + 1 < argc)
-      pipe_rounds = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
+    else if (!std::strcmp(argv[i], "--only")) {
+      if (i + 1 >= argc) usage("--only needs a workload");
+      only = argv[++i];
+    } else if (!std::strcmp(argv[i], "--pipe-rounds")) pipe_rounds = count(i, "--pipe-rounds");
+    else usage(std::string("unknown argument '") + argv[i] + "'");
   }
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
 
@@ -259,8 +282,10 @@ int main(int argc, char** argv) {
     cases.emplace_back("udp_rr", s);
   }
 
-  if (!only.empty())
+  if (!only.empty()) {
     std::erase_if(cases, [&](const auto& c) { return c.first != only && c.first.substr(0, c.first.find('/')) != only; });
+    if (cases.empty()) usage("no workload '" + only + "'");
+  }
 
   std::map<std::pair<std::string, std::string>, std::vector<workloads::Result>> results;
   std::map<std::pair<std::string, std::string>, std::vector<double>> ratios;
