@@ -316,7 +316,13 @@ class Pool {
   // runnable task (and every sleeping one) run to completion, along with
   // the tasks they spawn meanwhile, stops the workers, then destroys the
   // tasks that still wait on something nobody can signal any more (among
-  // them the ones sleeping forever, see sleep_for). Idempotent. Call it
+  // them the ones sleeping forever, see sleep_for), newest first. Each
+  // one's JoinHandle is then done and throws TaskAbandoned (a thread
+  // blocked in get() or block_on on it returns so); each waiter leaves
+  // the primitive it waited on as its frame goes, so what other frames'
+  // destructors do to those primitives (a Mutex::Guard's unlock, a
+  // close()) reaches live waiters only, which are woken onto the stopped
+  // pool and destroyed in their turn, unresumed. Idempotent. Call it
   // after threads off the pool stopped signalling the pool's tasks.
   // Returns: how many tasks completed and how many were abandoned.
   ShutdownReport shutdown() {
