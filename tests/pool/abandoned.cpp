@@ -19,19 +19,15 @@
 #include "taskplace_pool/pool.hpp"
 
 using namespace std::chrono_literals;
-using pool_test::UniformPool;
 using taskplace_pool::Channel;
 using taskplace_pool::Event;
 using taskplace_pool::JoinHandle;
 using taskplace_pool::task;
 using taskplace_pool::TaskAbandoned;
-using CurrentPool = UniformPool<taskplace::traits::Current>;
+using pool_test::CurrentPool;
+using pool_test::one_cpu;
 
 namespace {
-
-// One worker: tasks run one at a time, in the order queued, so every
-// waiter below is queued before shutdown() begins.
-taskplace::UniformTopology one_cpu() { return taskplace::UniformTopology{1, 1, 1, 1}; }
 
 task<int> waits_forever(Event& never) {
   co_await never.wait();

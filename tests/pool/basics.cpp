@@ -323,7 +323,7 @@ task<std::vector<int>> waiters_in_order(UniformPool<taskplace::traits::Current>&
 
 TEST_CASE("a channel serves its blocked waiters in the order they came, and close wakes them all",
           "[pool][channel]") {
-  UniformPool<taskplace::traits::Current> pool{taskplace::UniformTopology{1, 1, 1, 1}};
+  UniformPool<taskplace::traits::Current> pool{pool_test::one_cpu()};
   const auto got = pool.block_on(waiters_in_order(pool));
   // 3 receivers in turn, then 100 (the buffered value) and 3 senders in
   // turn, then 3 receivers given nullopt and 3 senders given ChannelClosed.

@@ -29,6 +29,10 @@ namespace pool_test {
 inline constexpr std::uint32_t scale = TASKPLACE_POOL_TSAN ? 10 : 1;
 constexpr std::uint32_t sized(std::uint32_t n) { return n / scale > 0 ? n / scale : 1; }
 
+// One worker: tasks run one at a time, in the order queued, so a task
+// that blocks in its first run is queued as a waiter before the next
+// task starts.
+inline taskplace::UniformTopology one_cpu() { return taskplace::UniformTopology{1, 1, 1, 1}; }
 // Two workers sharing one LLC: the machine these tests run on, at least.
 inline taskplace::UniformTopology two_cpus() { return taskplace::UniformTopology{1, 1, 2, 1}; }
 // Four workers: oversubscribed on a two-CPU machine.
@@ -36,6 +40,7 @@ inline taskplace::UniformTopology four_cpus() { return taskplace::UniformTopolog
 
 template <class Traits>
 using UniformPool = taskplace_pool::Pool<taskplace::UniformTopology, Traits>;
+using CurrentPool = UniformPool<taskplace::traits::Current>;
 
 // Every wake policy set the pool is built with.
 using Policies = std::tuple<taskplace::traits::Current, taskplace::traits::AlwaysAffine,

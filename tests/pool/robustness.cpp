@@ -36,7 +36,8 @@ using taskplace_pool::Nanoseconds;
 using taskplace_pool::PoolOptions;
 using taskplace_pool::task;
 using taskplace_pool::WakeHint;
-using CurrentPool = UniformPool<taskplace::traits::Current>;
+using pool_test::CurrentPool;
+using pool_test::one_cpu;
 
 // The test's allocation hook: the next allocation on a thread that set
 // `alloc_hook` calls it first (once). Lets a test stop a thread inside
@@ -61,9 +62,6 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 #endif
 
 namespace {
-
-// A pool of one worker: tasks run one at a time, in the order queued.
-taskplace::UniformTopology one_cpu() { return taskplace::UniformTopology{1, 1, 1, 1}; }
 
 task<void> count_n(std::atomic<int>& n) {
   n.fetch_add(1);

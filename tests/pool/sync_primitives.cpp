@@ -32,13 +32,10 @@ using taskplace_pool::Mutex;
 using taskplace_pool::Semaphore;
 using taskplace_pool::task;
 using taskplace_pool::WakeHint;
-using CurrentPool = UniformPool<taskplace::traits::Current>;
+using pool_test::CurrentPool;
+using pool_test::one_cpu;
 
 namespace {
-
-// A pool of one worker: tasks run one at a time, in the order queued, so
-// a task that notes its turn and blocks in the same run queues in turn.
-taskplace::UniformTopology one_cpu() { return taskplace::UniformTopology{1, 1, 1, 1}; }
 
 task<void> until(const int& arrived, int n) {
   while (arrived < n) co_await taskplace_pool::yield{};
