@@ -306,7 +306,9 @@ class Pool {
   }
 
   // Effects: spawns `t` and blocks this thread (not a worker) until it ends.
-  // Returns its value or rethrows its exception.
+  // Returns its value or rethrows its exception. Throws: as spawn() and
+  // JoinHandle::get() (TaskAbandoned when shutdown() destroys the task
+  // unfinished).
   template <class T>
   T block_on(task<T> t) {
     return spawn(std::move(t)).get();
