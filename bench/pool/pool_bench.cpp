@@ -9,6 +9,11 @@
 // each Boost.Fiber run is a child process (this program, `--fiber-child`).
 //
 //   taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD] [--pipe-rounds N]
+//                        [--runtime NAME]...
+//
+// --runtime runs Current (the baseline of every ratio) and the named
+// configurations or peers only, e.g. `--runtime AlwaysAffine` for an A/B
+// of two policy sets or a profile of one; repeat it for more.
 //
 // --pipe-rounds sets pipe's round trips (default 100,000); a rule that
 // needs a pair to settle for a flip period (traits::SisCurrent: one second)
@@ -172,6 +177,7 @@ int main(int argc, char** argv) {
   int reps = 3;
   bool quick = false;
   std::string only;
+  std::vector<std::string> runtimes;
   std::uint32_t pipe_rounds = 100'000;
   // A mistyped option or value is an error (exit 2), not a run of
   // something else than asked.
@@ -179,7 +185,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "taskplace_pool_bench: %s\n"
                  "usage: taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD] [--pipe-rounds N]\n"
-                 "  WORKLOAD: pipe, pgbench, pgbench/C (C in 1 2 4 8 16 32), hackbench, udp_rr\n",
+                 "                            [--runtime NAME]...\n"
+                 "  WORKLOAD: pipe, pgbench, pgbench/C (C in 1 2 4 8 16 32), hackbench, udp_rr\n"
+                 "  NAME: a row's runtime column, e.g. AlwaysAffine, \"Current hand-off\", oneTBB\n",
                  why.c_str());
     std::exit(2);
   };
@@ -199,6 +207,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--only")) {
       if (i + 1 >= argc) usage("--only needs a workload");
       only = argv[++i];
+    } else if (!std::strcmp(argv[i], "--runtime")) {
+      if (i + 1 >= argc) usage("--runtime needs a name");
+      runtimes.emplace_back(argv[++i]);
     } else if (!std::strcmp(argv[i], "--pipe-rounds")) pipe_rounds = count(i, "--pipe-rounds");
     else usage(std::string("unknown argument '") + argv[i] + "'");
   }
@@ -254,6 +265,14 @@ int main(int argc, char** argv) {
   configs.emplace_back("Fiber work_stealing", fiber_runner(self, "work_stealing", "Fiber work_stealing"));
   configs.emplace_back("Fiber shared_work", fiber_runner(self, "shared_work", "Fiber shared_work"));
 #endif
+
+  for (const auto& n : runtimes)
+    if (std::none_of(configs.begin(), configs.end(), [&](const auto& c) { return c.first == n; }))
+      usage("no runtime '" + n + "' in this build");
+  if (!runtimes.empty())
+    std::erase_if(configs, [&](const auto& c) {
+      return c.first != "Current" && std::find(runtimes.begin(), runtimes.end(), c.first) == runtimes.end();
+    });
 
   // (workload label, sizes) in the order they run.
   std::vector<std::pair<std::string, workloads::Sizes>> cases;
