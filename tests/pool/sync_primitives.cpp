@@ -94,6 +94,57 @@ TEST_CASE("a wait list gives up its first k nodes in order and unlinks any node"
   CHECK(l.empty());
 }
 
+// --- the primitives' spin lock -----------------------------------------------------
+
+TEST_CASE("the primitives' spin lock keeps a plain count exact with more threads than CPUs",
+          "[pool][sync][spin_lock]") {
+  // Four threads on a machine of two CPUs or fewer: holders are preempted
+  // inside the section, and the waiters must yield their CPU to them.
+  taskplace_pool::detail::SpinLock m;
+  long counter = 0;  // not atomic: only the lock orders the increments
+  std::atomic<int> inside{0}, overlaps{0};
+  constexpr int threads = 4;
+  const long iters = pool_test::sized(100'000);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < threads; ++i)
+    ts.emplace_back([&] {
+      for (long k = 0; k < iters; ++k) {
+        std::lock_guard lk(m);
+        if (inside.fetch_add(1, std::memory_order_relaxed) != 0) overlaps.fetch_add(1);
+        ++counter;
+        inside.fetch_sub(1, std::memory_order_relaxed);
+      }
+    });
+  for (auto& t : ts) t.join();
+  CHECK(overlaps.load() == 0);
+  CHECK(counter == threads * iters);
+  CHECK(m.try_lock());  // released by every holder
+  m.unlock();
+}
+
+TEST_CASE("a held spin lock refuses try_lock and is taken again once released", "[pool][sync][spin_lock]") {
+  taskplace_pool::detail::SpinLock m;
+  REQUIRE(m.try_lock());
+  CHECK_FALSE(m.try_lock());
+  bool other_got_it = true;
+  std::thread([&] { other_got_it = m.try_lock(); }).join();
+  CHECK_FALSE(other_got_it);
+  // A thread blocked in lock() gets it when the holder lets go.
+  std::atomic<bool> got{false};
+  std::thread waiter([&] {
+    m.lock();
+    got = true;
+    m.unlock();
+  });
+  std::this_thread::sleep_for(20ms);
+  CHECK_FALSE(got.load());
+  m.unlock();
+  waiter.join();
+  CHECK(got.load());
+  CHECK(m.try_lock());
+  m.unlock();
+}
+
 // --- Mutex ------------------------------------------------------------------------
 
 namespace {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "taskplace_pool/core.hpp"
+#include "taskplace_pool/spin_lock.hpp"
 #include "taskplace_pool/wait_list.hpp"
 
 namespace taskplace_pool {
@@ -223,7 +224,7 @@ class Channel {
   }
   // Effects: take_locked under `lk`, then unlocks and wakes the sender it
   // served, also when it threw (then rethrows).
-  void take_then_wake(std::unique_lock<std::mutex>& lk, std::optional<T>& out) {
+  void take_then_wake(std::unique_lock<detail::SpinLock>& lk, std::optional<T>& out) {
     detail::Waiter w{};
     try {
       take_locked(out, w);
@@ -236,7 +237,7 @@ class Channel {
     if (w.task) detail::wake(w.task, w.handle, hint_);
   }
 
-  mutable std::mutex m_;
+  mutable detail::SpinLock m_;  // sections of a few dozen instructions
   std::deque<T> buf_;
   detail::WaitList<recv_awaiter> receivers_;
   detail::WaitList<send_awaiter> senders_;

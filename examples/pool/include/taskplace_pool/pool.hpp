@@ -52,6 +52,7 @@
 #include "taskplace_pool/core.hpp"
 #include "taskplace_pool/join_handle.hpp"
 #include "taskplace_pool/sleep.hpp"
+#include "taskplace_pool/spin_lock.hpp"
 #include "taskplace_pool/sync.hpp"
 #include "taskplace_pool/task.hpp"
 
@@ -151,12 +152,6 @@ inline void futex_wake(std::atomic<std::uint32_t>& word) {
   ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr,
             nullptr, 0);
 }
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 // The root coroutine of a spawned task: owns the task's record (in its
 // promise) and destroys itself when the task ends.
 template <class Pool>

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "taskplace_pool/core.hpp"
+#include "taskplace_pool/spin_lock.hpp"
 #include "taskplace_pool/wait_list.hpp"
 
 namespace taskplace_pool {
@@ -69,7 +70,7 @@ class Event {
   template <class>
   friend struct detail::QueuedAwaiter;
   bool must_wait() const noexcept { return !set_; }
-  mutable std::mutex m_;
+  mutable detail::SpinLock m_;
   bool set_ = false;
   detail::WaitNodeList waiters_;
 };
@@ -215,7 +216,7 @@ class Mutex {
   }
 
   std::atomic<std::uint32_t> state_{unlocked};
-  std::mutex m_;  // guards waiters_, and state_ out of contended
+  detail::SpinLock m_;  // guards waiters_, and state_ out of contended
   detail::WaitNodeList waiters_;
 };
 
@@ -298,7 +299,7 @@ class Semaphore {
     --count_;
     return false;
   }
-  mutable std::mutex m_;
+  mutable detail::SpinLock m_;
   std::size_t count_;
   const std::size_t max_;
   detail::WaitNodeList waiters_;
@@ -354,7 +355,7 @@ class Latch {
   template <class>
   friend struct detail::QueuedAwaiter;
   bool must_wait() const noexcept { return count_ != 0; }
-  mutable std::mutex m_;
+  mutable detail::SpinLock m_;
   std::size_t count_;
   detail::WaitNodeList waiters_;
 };
