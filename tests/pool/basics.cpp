@@ -584,6 +584,47 @@ TEST_CASE("a worker that lost its CPU lately is not idle to the placer", "[pool]
   CHECK(pool.placer_stats().get(taskplace::WakeCounter::idle_prev) * 10 <= st.wakeups);
 }
 
+namespace {
+// `waiter` blocks on `go`; `waker` sets it with the sync hint (on one
+// worker: the waking worker, so the hand-off slot), then reads what the
+// placer would read of its worker, before and after it blocks itself.
+task<void> blocks_on(Event& ready, Event& go) {
+  ready.set();  // queues the waker behind this task: one worker
+  co_await go.wait();
+}
+struct SlotView {
+  std::uint32_t before = 0, with_slot = 0, after_run = 0;
+  bool idle_with_slot = true;
+};
+template <class Pool>
+task<void> hands_off(Pool& pool, Event& ready, Event& go, SlotView& v) {
+  co_await ready.wait();
+  const typename Pool::Machine m{pool};
+  v.before = m.nr_running(0);  // this task, running
+  go.set(taskplace_pool::WakeHint::sync);
+  v.with_slot = m.nr_running(0);  // and the waiter, in the slot
+  v.idle_with_slot = m.is_idle(0);
+  co_await taskplace_pool::yield{};  // the waiter runs from the slot and ends
+  v.after_run = m.nr_running(0);
+}
+}  // namespace
+
+TEST_CASE("a task in the hand-off slot counts on its worker for the placer", "[pool][placement]") {
+  // The slot's own flag, not the shared queued count, says it is full;
+  // the other workers' placements and balances must still see the task
+  // (kernel: a wakee queued on the waker's runqueue is in its nr_running).
+  pool_test::CurrentPool pool{pool_test::one_cpu()};
+  Event ready, go;
+  SlotView v;
+  auto w = pool.spawn(blocks_on(ready, go));
+  pool.block_on(hands_off(pool, ready, go, v));
+  w.get();
+  CHECK(v.before == 1);
+  CHECK(v.with_slot == 2);
+  CHECK_FALSE(v.idle_with_slot);
+  CHECK(v.after_run == 1);
+}
+
 TEST_CASE("a worker that runs dry goes through the newidle balance", "[pool][balance]") {
   UniformPool<taskplace::traits::AlwaysAffine> pool{pool_test::two_cpus()};
   std::atomic<int> n{0};

@@ -418,8 +418,7 @@ class Pool {
     // the hypervisor).
     bool is_idle(CpuId c) const noexcept {
       const Worker& w = *p_->workers_[c];
-      return w.running.load(std::memory_order_relaxed) == 0 &&
-             w.queued.load(std::memory_order_relaxed) == 0 &&
+      return w.running.load(std::memory_order_relaxed) == 0 && w.waiting() == 0 &&
              w.preempted_until.load(std::memory_order_relaxed) <= now_.count();
     }
     std::uint32_t nr_running(CpuId c) const noexcept { return p_->workers_[c]->nr_running(); }
@@ -477,7 +476,13 @@ class Pool {
     // wake-up onto another worker moves one line there instead of the
     // queue's lock, the deque and the count: split ping-pong 1.45x.
     alignas(64) std::atomic<detail::TaskControl*> inbox{nullptr};
-    std::atomic<std::uint32_t> queued{0};  // q, inbox and the hand-off slot
+    std::atomic<std::uint32_t> queued{0};  // q and inbox
+    // 1 while the hand-off slot holds a task. Written by the owner alone
+    // with plain stores, where a count shared with other threads' queueings
+    // takes a locked add and a locked subtract per hand-off (each waits for
+    // the stores before it to drain); read by the others' placements and
+    // balances, as snapshots, like queued.
+    std::atomic<std::uint32_t> handoff{0};
     std::atomic<std::uint32_t> running{0};
     std::atomic<std::uint32_t> park{park_awake};
     std::atomic<std::int64_t> next_deadline{INT64_MAX};
@@ -510,9 +515,13 @@ class Pool {
     struct alignas(64) Counts {
       std::atomic<std::uint64_t> pending{0}, done{0};
     } counts;
-    // Tasks it holds, running plus queued (kernel nr_running); a snapshot.
+    // Tasks waiting to run here: queued, and in the hand-off slot; a snapshot.
+    std::uint32_t waiting() const noexcept {
+      return queued.load(std::memory_order_relaxed) + handoff.load(std::memory_order_relaxed);
+    }
+    // Tasks it holds, running plus waiting (kernel nr_running); a snapshot.
     std::uint32_t nr_running() const noexcept {
-      return running.load(std::memory_order_relaxed) + queued.load(std::memory_order_relaxed);
+      return running.load(std::memory_order_relaxed) + waiting();
     }
   };
 
@@ -726,7 +735,7 @@ class Pool {
       if (w == nullptr) return;
       std::lock_guard lk(w->res_m);
       w->placer.task_sleeps(rec(t)->placement, key(t), w->res,
-                            w->queued.load(std::memory_order_relaxed) == 0, timed_sleeps ? now : w->now);
+                            w->waiting() == 0, timed_sleeps ? now : w->now);
     } else if constexpr (timed_sleeps) {
       // traits::Linux2008: the overlap begun at t's last wake-up of another
       // task ends now. Every sleep passes here (sleep_for announces its
@@ -843,7 +852,7 @@ class Pool {
       return take_next(w);
     }
     w.next_streak = 0;
-    if (w.queued.load(std::memory_order_relaxed) == 0) return nullptr;
+    if (w.queued.load(std::memory_order_relaxed) == 0) return w.next != nullptr ? take_next(w) : nullptr;
     {
       std::lock_guard lk(w.m);
       drain_inbox(w);
@@ -857,9 +866,8 @@ class Pool {
     return w.next != nullptr ? take_next(w) : nullptr;
   }
   static detail::TaskControl* take_next(Worker& w) noexcept {
-    detail::TaskControl* t = std::exchange(w.next, nullptr);
-    w.queued.fetch_sub(1, std::memory_order_relaxed);
-    return t;
+    w.handoff.store(0, std::memory_order_relaxed);
+    return std::exchange(w.next, nullptr);
   }
 
   // Effects: a sync wake-up placed on the waker's own worker: the wakee
@@ -868,16 +876,18 @@ class Pool {
   // when it sleeps). No lock and no unpark: only this worker's thread
   // touches the slot, and it is awake. A task already in the slot moves to
   // the queue's tail. Thieves never take the slot (the waker is about to
-  // leave the worker to it); `queued` counts it.
+  // leave the worker to it); `handoff` says it is full.
   void enqueue_next(Worker& w, detail::TaskControl* t) {
     count_pending(&w);
     const bool moved = w.next != nullptr;
-    if (moved) {
+    if (moved) {  // counted in queued under the lock, before a thief can take it off
       std::lock_guard lk(w.m);
-      w.q.push_back(w.next);  // still counted in `queued`
+      w.q.push_back(w.next);
+      w.queued.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      w.handoff.store(1, std::memory_order_relaxed);
     }
     w.next = t;
-    w.queued.fetch_add(1, std::memory_order_seq_cst);
     note_queued(w, moved);  // a task in the slot is no thief's; one moved to q is
   }
 
@@ -1062,7 +1072,7 @@ class Pool {
         last_tick = now;
         w.balancer.tick(w.bstate, now);
         if (opts_.overload_gate) refresh_overload();
-        if (opts_.kick_idle_on_tick && w.queued.load(std::memory_order_relaxed) > 0) kick_one(w);
+        if (opts_.kick_idle_on_tick && w.waiting() > 0) kick_one(w);
       }
     }
     detail::tl_context = nullptr;
