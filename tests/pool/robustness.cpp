@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -438,6 +439,34 @@ TEST_CASE("a negative sleep is none and one too long for the clock lasts until s
   CHECK(woke.load() == 0);
   CHECK(rep.abandoned == 3);
   CHECK(rep.completed == 3);
+}
+
+namespace {
+// Sleeps `d` `n` times; returns the shortest sleep steady_clock saw.
+task<Nanoseconds> shortest_sleep(Nanoseconds d, int n) {
+  Nanoseconds shortest = Nanoseconds::max();
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    co_await taskplace_pool::sleep_for(d);
+    shortest = std::min(shortest, std::chrono::duration_cast<Nanoseconds>(std::chrono::steady_clock::now() - t0));
+  }
+  co_return shortest;
+}
+}  // namespace
+
+TEST_CASE("a sleep lasts its whole duration by steady_clock, whichever clock the pool reads",
+          "[pool][sleep]") {
+  // The pool times sleeps on its own clock (the TSC where it is
+  // invariant, calibrated against steady_clock to 0.1%, and deadlines
+  // padded by that much); a sleep must not end early by the clock a user
+  // measures it with.
+  CurrentPool pool{pool_test::two_cpus()};
+  const bool tsc = taskplace_pool::detail::pool_clock().uses_tsc();
+  INFO("the pool's clock reads the " << (tsc ? "TSC" : "steady clock"));
+  CHECK(pool.block_on(shortest_sleep(Nanoseconds{3'000'000}, static_cast<int>(pool_test::sized(20)))) >=
+        Nanoseconds{3'000'000});
+  CHECK(pool.block_on(shortest_sleep(Nanoseconds{50'000}, static_cast<int>(pool_test::sized(50)))) >=
+        Nanoseconds{50'000});
 }
 
 // --- channels whose values throw when moved -------------------------------------------
