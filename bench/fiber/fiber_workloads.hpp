@@ -113,6 +113,7 @@ inline std::uint64_t hackbench(const Sizes& s, LatencyLog& log) {
   for (auto& g : groups)
     for (std::uint32_t r = 0; r < f; ++r) g.push_back(std::make_unique<Chan>(64));
   std::vector<LatencyLog> logs(std::size_t{s.hackbench_groups} * f);
+  for (auto& l : logs) l.reserve(std::size_t{f} * s.hackbench_loops);
   std::vector<std::uint64_t> got(logs.size(), 0);
   std::vector<boost::fibers::fiber> receivers, senders;
   const std::uint64_t expect = std::uint64_t{f} * s.hackbench_loops;
@@ -150,6 +151,7 @@ inline std::uint64_t udp_rr(const Sizes& s, LatencyLog& log) {
     resp.push_back(std::make_unique<Chan>(1));
   }
   std::vector<LatencyLog> logs(s.udp_pairs);
+  for (auto& l : logs) l.reserve(s.udp_transactions);
   std::vector<std::uint64_t> got(s.udp_pairs, 0);
   std::vector<boost::fibers::fiber> servers, clients;
   for (std::uint32_t i = 0; i < s.udp_pairs; ++i)
@@ -208,6 +210,7 @@ struct TimedRun {
 inline TimedRun timed_run(const std::string& workload, const Sizes& s, LatencyLog& log) {
   TimedRun r;
   try {
+    log.reserve(expected_ops(workload.c_str(), s));
     const std::int64_t t0 = now_ns();
     r.ops = run(workload, s, log);
     r.elapsed_ns = now_ns() - t0;

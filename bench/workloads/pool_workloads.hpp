@@ -122,6 +122,7 @@ task<std::uint64_t> hackbench(Pool& p, Sizes s, LatencyLog& log) {
   const std::uint32_t f = s.hackbench_fanout;
   std::vector<std::vector<std::unique_ptr<Channel<Msg>>>> groups(s.hackbench_groups);
   std::vector<LatencyLog> logs(std::size_t{s.hackbench_groups} * f);
+  for (auto& l : logs) l.reserve(std::size_t{f} * s.hackbench_loops);
   std::vector<JoinHandle<std::uint64_t>> receivers;
   std::vector<JoinHandle<void>> senders;
   for (auto& g : groups)
@@ -161,6 +162,7 @@ template <class Pool>
 task<std::uint64_t> udp_rr(Pool& p, Sizes s, LatencyLog& log) {
   std::vector<std::unique_ptr<Channel<Msg>>> req, resp;
   std::vector<LatencyLog> logs(s.udp_pairs);
+  for (auto& l : logs) l.reserve(s.udp_transactions);
   std::vector<JoinHandle<void>> servers;
   std::vector<JoinHandle<std::uint64_t>> clients;
   for (std::uint32_t i = 0; i < s.udp_pairs; ++i) {
@@ -187,6 +189,7 @@ Result run(Pool& p, const std::string& workload, const Sizes& s, const std::stri
            std::chrono::nanoseconds timeout = std::chrono::seconds{60}) {
   // The log is owned here so that it outlives an abandoned run.
   auto log = std::make_shared<LatencyLog>();
+  log->reserve(expected_ops(workload.c_str(), s));  // a bad name throws below
   task<std::uint64_t> t;
   if (workload == "pipe") t = pipe(p, s, *log);
   else if (workload == "pgbench") t = pgbench(p, s, *log);
