@@ -153,7 +153,11 @@ TEST_CASE("a copy of a TSC clock, read on another thread, reads the original's t
 }
 
 TEST_CASE("a TSC clock uses the TSC where the CPU declares it constant and nonstop", "[clock]") {
-  const TscClock clock{500us};
+  // A calibration refuses an error bound over 0.1%, which a thread
+  // preempted in all of its bracketing tries could exceed on a loaded
+  // machine: the first of three that succeeds stands.
+  TscClock clock{500us};
+  for (int retry = 0; retry < 2 && !clock.uses_tsc(); ++retry) clock = TscClock{500us};
   std::string flags;
   if (!cpuinfo_flags(flags)) {
     WARN("/proc/cpuinfo is absent: the TSC's flags are unknown, uses_tsc() not checked");
