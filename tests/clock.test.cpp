@@ -199,3 +199,24 @@ TEST_CASE("a calibration window below the minimum is lengthened to it", "[clock]
     if (clock.uses_tsc()) CHECK(took >= TscClock::min_calibration);
   }
 }
+
+TEST_CASE("the process's TSC clock is one calibration every thread shares", "[clock]") {
+  const TscClock* here = &TscClock::process();
+  const TscClock* there = nullptr;
+  Nanoseconds on_thread{0};
+  const Nanoseconds before = TscClock::process().now();
+  std::thread([&] {
+    there = &TscClock::process();
+    on_thread = there->now();
+  }).join();
+  const Nanoseconds after = here->now();
+  CHECK(here == there);
+  CHECK(before <= on_thread);
+  CHECK(on_thread <= after);
+  // A copy reads the same timeline (the pools copy it into themselves).
+  const TscClock copy = TscClock::process();
+  CHECK(copy.uses_tsc() == here->uses_tsc());
+  const Nanoseconds c = copy.now();
+  CHECK(after <= c);
+  CHECK(c <= here->now());
+}

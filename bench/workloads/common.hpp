@@ -34,13 +34,10 @@ using ns = std::chrono::nanoseconds;
 
 // The workloads' clock, for every runtime alike: latency stamps (two a
 // pipe round trip), busy work and the timer thread. The TSC where it is
-// invariant (taskplace::TscClock, calibrated once per process, steady_clock
+// invariant (taskplace::TscClock::process(), the pools' clock, steady_clock
 // to 0.1%), steady_clock elsewhere: a stamp costs 11 ns instead of 28 on a
 // kvm-clock guest, which is measurement overhead in every runtime's time.
-inline std::int64_t now_ns() noexcept {
-  static const taskplace::TscClock clock{};
-  return clock.now().count();
-}
+inline std::int64_t now_ns() noexcept { return taskplace::TscClock::process().now().count(); }
 
 // The sizes of one run of each workload.
 struct Sizes {

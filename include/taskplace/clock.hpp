@@ -220,6 +220,17 @@ class TscClock {
   // steady_clock. Complexity: O(1). Thread-safety: const.
   bool uses_tsc() const noexcept { return mult_ != 0; }
 
+  // Returns: the process's TscClock, calibrated over the default window by
+  // the first call (which spins that long); every later call, from any
+  // thread, returns the same clock at once. One calibration for all the
+  // pools, schedulers and stamps of a program, so that their readings lie
+  // on one timeline. Copy it where it is read often (a copy skips the
+  // static's guard). Thread-safety: any threads (a function-local static).
+  static const TscClock& process() noexcept {
+    static const TscClock clock{};
+    return clock;
+  }
+
  private:
 #if TASKPLACE_DETAIL_X86_TSC
   void calibrate(Nanoseconds window) noexcept {

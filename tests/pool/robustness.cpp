@@ -461,7 +461,7 @@ TEST_CASE("a sleep lasts its whole duration by steady_clock, whichever clock the
   // padded by that much); a sleep must not end early by the clock a user
   // measures it with.
   CurrentPool pool{pool_test::two_cpus()};
-  const bool tsc = taskplace_pool::detail::pool_clock().uses_tsc();
+  const bool tsc = taskplace::TscClock::process().uses_tsc();
   INFO("the pool's clock reads the " << (tsc ? "TSC" : "steady clock"));
   CHECK(pool.block_on(shortest_sleep(Nanoseconds{3'000'000}, static_cast<int>(pool_test::sized(20)))) >=
         Nanoseconds{3'000'000});

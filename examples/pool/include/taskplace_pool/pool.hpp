@@ -148,16 +148,6 @@ inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
   ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, tp,
             nullptr, 0);
 }
-// The pools' clock, the kernel's rq clock source (sched_clock: the TSC
-// times a calibrated mult): taskplace::TscClock where the CPU has an
-// invariant TSC, steady_clock elsewhere; calibrated once per process (2 ms
-// of spinning, by the first pool constructed), and copied into each pool.
-// A busy worker reads it once per task; a read is 11 ns against
-// steady_clock's 28 on a kvm-clock guest.
-inline const taskplace::TscClock& pool_clock() noexcept {
-  static const taskplace::TscClock clock{};
-  return clock;
-}
 inline void futex_wake(std::atomic<std::uint32_t>& word) {
   ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr,
             nullptr, 0);
@@ -1223,7 +1213,12 @@ class Pool {
 
   Topo topo_;
   PoolOptions opts_;
-  taskplace::TscClock clock_ = detail::pool_clock();
+  // The kernel's rq clock source (sched_clock: the TSC times a calibrated
+  // mult): the process's TscClock, calibrated once (2 ms of spinning, by
+  // the first pool constructed), steady_clock where the TSC is not
+  // invariant. A busy worker reads it once per task; a read is 11 ns
+  // against steady_clock's 28 on a kvm-clock guest.
+  taskplace::TscClock clock_ = taskplace::TscClock::process();
   placer_type placer_;  // wake-ups from off the pool (threads, no task)
   CpuId n_;
   std::vector<std::unique_ptr<Worker>> workers_;
