@@ -625,6 +625,82 @@ TEST_CASE("a task in the hand-off slot counts on its worker for the placer", "[p
   CHECK(v.after_run == 1);
 }
 
+namespace {
+task<void> waits_on(Event& e) { co_await e.wait(); }
+// Wakes the waiters of `a` and `b` with the sync hint in one run: the
+// first goes to the hand-off slot with this run's unit of pending work,
+// the second pushes it to the queue (where another worker may steal it
+// and finish it while this task still spins) and takes the unit.
+task<void> wakes_two(Event& a, Event& b, std::chrono::nanoseconds spin) {
+  a.set(taskplace_pool::WakeHint::sync);
+  b.set(taskplace_pool::WakeHint::sync);
+  const auto until = std::chrono::steady_clock::now() + spin;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+  co_return;
+}
+// Effects: shuts `pool` down on another thread; a shutdown that has not
+// returned within 10 s fails the test (the thread is left behind, holding
+// the pool) instead of hanging it.
+template <class P>
+taskplace_pool::ShutdownReport shutdown_within_10s(const std::shared_ptr<P>& pool) {
+  auto out = std::make_shared<std::atomic<bool>>(false);
+  auto rep = std::make_shared<taskplace_pool::ShutdownReport>();
+  std::thread t([=] {
+    *rep = pool->shutdown();
+    out->store(true);
+  });
+  if (!pool_test::eventually([&] { return out->load(); }, 10s)) {
+    t.detach();
+    FAIL("shutdown() did not return: the count of pending work is off");
+  }
+  t.join();
+  return *rep;
+}
+}  // namespace
+
+TEST_CASE("hand-offs that push the slot's task to the queue keep the count of pending work exact",
+          "[pool][shutdown][placement]") {
+  // shutdown() waits until the units counted pending equal those counted
+  // done; a hand-off's wakee holds its waker's unit. A unit counted twice
+  // or never makes shutdown wait forever or return with work left.
+  SECTION("one worker: every round pushes the first wakee out of the slot") {
+    // FIFO on one worker: both waiters block before the waker runs.
+    auto pool = std::make_shared<pool_test::CurrentPool>(pool_test::one_cpu());
+    const int rounds = static_cast<int>(pool_test::sized(200));
+    std::vector<std::unique_ptr<Event>> events;
+    for (int i = 0; i < rounds; ++i) {
+      events.push_back(std::make_unique<Event>());
+      events.push_back(std::make_unique<Event>());
+      Event& a = *events[events.size() - 2];
+      Event& b = *events.back();
+      (void)pool->spawn(waits_on(a));
+      (void)pool->spawn(waits_on(b));
+      (void)pool->spawn(wakes_two(a, b, 0ns));
+    }
+    const auto rep = shutdown_within_10s(pool);
+    CHECK(rep.completed == static_cast<std::uint64_t>(3 * rounds));
+    CHECK(rep.abandoned == 0);
+  }
+  SECTION("two workers: the pushed wakee may be stolen and finish while its waker runs") {
+    auto pool = std::make_shared<UniformPool<taskplace::traits::AlwaysAffine>>(pool_test::two_cpus());
+    const int rounds = static_cast<int>(pool_test::sized(200));
+    std::vector<std::unique_ptr<Event>> events;
+    for (int i = 0; i < rounds; ++i) {
+      events.push_back(std::make_unique<Event>());
+      events.push_back(std::make_unique<Event>());
+      Event& a = *events[events.size() - 2];
+      Event& b = *events.back();
+      (void)pool->spawn(waits_on(a));
+      (void)pool->spawn(waits_on(b));
+      (void)pool->spawn(wakes_two(a, b, 20us));
+    }
+    const auto rep = shutdown_within_10s(pool);
+    CHECK(rep.completed == static_cast<std::uint64_t>(3 * rounds));
+    CHECK(rep.abandoned == 0);
+  }
+}
+
 TEST_CASE("a worker that runs dry goes through the newidle balance", "[pool][balance]") {
   UniformPool<taskplace::traits::AlwaysAffine> pool{pool_test::two_cpus()};
   std::atomic<int> n{0};

@@ -468,6 +468,10 @@ class Pool {
     std::deque<detail::TaskControl*> q;
     detail::TaskControl* next = nullptr;  // hand-off slot (enqueue_next), owner only
     std::uint32_t next_streak = 0;        // slot tasks run in a row, owner only
+    // The running task's unit of pending work went to the task in the
+    // hand-off slot (enqueue_next): the run ends without counting done,
+    // and that task's run counts it. Owner only.
+    bool run_donated = false;
     std::vector<std::pair<std::int64_t, detail::TaskControl*>> timers;  // min-heap
     // Tasks queued here from any thread, newest first (a lock-free stack
     // linked through TaskControl::inbox_next), moved to q by whoever holds
@@ -884,16 +888,26 @@ class Pool {
   // touches the slot, and it is awake. A task already in the slot moves to
   // the queue's tail. Thieves never take the slot (the waker is about to
   // leave the worker to it); `handoff` says it is full.
+  // The wakee needs no count of pending work of its own: the waker's run
+  // gives it its own unit (run_donated), which stays pending while the
+  // waker runs, since the slot's task cannot run before the waker's run
+  // ends, and is counted done when the wakee's run ends; the waker's run
+  // ends without counting. A wakee moved out of the slot during the run
+  // that gave it the unit takes a count of its own (a thief may run it
+  // and count it done while the waker still runs), and the unit goes to
+  // the new wakee. One moved out later keeps the unit it holds. Two
+  // locked adds a hand-off fewer; quiescent() states the argument.
   void enqueue_next(Worker& w, detail::TaskControl* t) {
-    count_pending(&w);
     const bool moved = w.next != nullptr;
     if (moved) {  // counted in queued under the lock, before a thief can take it off
+      if (w.run_donated) count_pending(&w);  // before a thief can run it and count it done
       std::lock_guard lk(w.m);
       w.q.push_back(w.next);
       w.queued.fetch_add(1, std::memory_order_relaxed);
     } else {
       w.handoff.store(1, std::memory_order_relaxed);
     }
+    w.run_donated = true;
     w.next = t;
     note_queued(w, moved);  // a task in the slot is no thief's; one moved to q is
   }
@@ -989,7 +1003,13 @@ class Pool {
   // operations are seq_cst, so they have one total order, and every unit
   // of work is counted pending by a unit still pending then (a running
   // task, or a timer that fires: counted done after the wake-up it
-  // makes), or off the pool before stopping_ is read (spawn). The done
+  // makes), or off the pool before stopping_ is read (spawn). A task
+  // woken into the hand-off slot holds its waker's unit instead of one of
+  // its own (enqueue_next): that unit stays pending until the task's run
+  // counts it done, which cannot come before the waker's run ends (the
+  // slot's task runs on the waker's worker, after it; one moved out of
+  // the slot while the waker runs takes a unit of its own first), so the
+  // waker holds a pending unit for as long as it runs, as before. The done
   // counts are read first: a unit counted done was counted pending
   // before, so it is in the pending sums read after (pending >= done).
   // A unit still pending when its worker's pending count was read but
@@ -1101,7 +1121,7 @@ class Pool {
     ctx.task = nullptr;
     w.running.store(0, std::memory_order_relaxed);
     bump(w.tasks_run);
-    count_done(w);
+    if (!std::exchange(w.run_donated, false)) count_done(w);  // else the slot's task counts it
   }
 
   // Returns: a task found while spinning or after waking, or null.
