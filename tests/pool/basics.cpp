@@ -657,6 +657,27 @@ taskplace_pool::ShutdownReport shutdown_within_10s(const std::shared_ptr<P>& poo
   t.join();
   return *rep;
 }
+// Effects: 200 rounds (fewer under ThreadSanitizer) of two waiters and
+// the task that wakes both (wakes_two, spinning `spin` after), each round
+// on two events of its own; then shuts the pool down, which must return
+// with every task completed.
+template <class P>
+void wake_rounds_then_shutdown(const std::shared_ptr<P>& pool, std::chrono::nanoseconds spin) {
+  const int rounds = static_cast<int>(pool_test::sized(200));
+  std::vector<std::unique_ptr<Event>> events;
+  for (int i = 0; i < rounds; ++i) {
+    events.push_back(std::make_unique<Event>());
+    events.push_back(std::make_unique<Event>());
+    Event& a = *events[events.size() - 2];
+    Event& b = *events.back();
+    (void)pool->spawn(waits_on(a));
+    (void)pool->spawn(waits_on(b));
+    (void)pool->spawn(wakes_two(a, b, spin));
+  }
+  const auto rep = shutdown_within_10s(pool);
+  CHECK(rep.completed == static_cast<std::uint64_t>(3 * rounds));
+  CHECK(rep.abandoned == 0);
+}
 }  // namespace
 
 TEST_CASE("hand-offs that push the slot's task to the queue keep the count of pending work exact",
@@ -666,38 +687,11 @@ TEST_CASE("hand-offs that push the slot's task to the queue keep the count of pe
   // or never makes shutdown wait forever or return with work left.
   SECTION("one worker: every round pushes the first wakee out of the slot") {
     // FIFO on one worker: both waiters block before the waker runs.
-    auto pool = std::make_shared<pool_test::CurrentPool>(pool_test::one_cpu());
-    const int rounds = static_cast<int>(pool_test::sized(200));
-    std::vector<std::unique_ptr<Event>> events;
-    for (int i = 0; i < rounds; ++i) {
-      events.push_back(std::make_unique<Event>());
-      events.push_back(std::make_unique<Event>());
-      Event& a = *events[events.size() - 2];
-      Event& b = *events.back();
-      (void)pool->spawn(waits_on(a));
-      (void)pool->spawn(waits_on(b));
-      (void)pool->spawn(wakes_two(a, b, 0ns));
-    }
-    const auto rep = shutdown_within_10s(pool);
-    CHECK(rep.completed == static_cast<std::uint64_t>(3 * rounds));
-    CHECK(rep.abandoned == 0);
+    wake_rounds_then_shutdown(std::make_shared<pool_test::CurrentPool>(pool_test::one_cpu()), 0ns);
   }
   SECTION("two workers: the pushed wakee may be stolen and finish while its waker runs") {
-    auto pool = std::make_shared<UniformPool<taskplace::traits::AlwaysAffine>>(pool_test::two_cpus());
-    const int rounds = static_cast<int>(pool_test::sized(200));
-    std::vector<std::unique_ptr<Event>> events;
-    for (int i = 0; i < rounds; ++i) {
-      events.push_back(std::make_unique<Event>());
-      events.push_back(std::make_unique<Event>());
-      Event& a = *events[events.size() - 2];
-      Event& b = *events.back();
-      (void)pool->spawn(waits_on(a));
-      (void)pool->spawn(waits_on(b));
-      (void)pool->spawn(wakes_two(a, b, 20us));
-    }
-    const auto rep = shutdown_within_10s(pool);
-    CHECK(rep.completed == static_cast<std::uint64_t>(3 * rounds));
-    CHECK(rep.abandoned == 0);
+    wake_rounds_then_shutdown(
+        std::make_shared<UniformPool<taskplace::traits::AlwaysAffine>>(pool_test::two_cpus()), 20us);
   }
 }
 
