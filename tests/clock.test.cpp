@@ -153,7 +153,7 @@ TEST_CASE("a copy of a TSC clock, read on another thread, reads the original's t
 }
 
 TEST_CASE("a TSC clock uses the TSC where the CPU declares it constant and nonstop", "[clock]") {
-  // A calibration refuses an error bound over 0.1%, which a thread
+  // A calibration refuses an error bound over 1/1024, which a thread
   // preempted in all of its bracketing tries could exceed on a loaded
   // machine: the first of three that succeeds stands.
   TscClock clock{500us};

@@ -115,7 +115,7 @@ inline TscSample tsc_sample() noexcept {
 //
 // When it uses the TSC: x86-64 with an invariant TSC (CPUID 0x80000007 EDX
 // bit 8), and a calibration that passes its sanity checks (a rate between
-// 100 MHz and 100 GHz, an error bound under 0.1%). Anywhere else (another
+// 100 MHz and 100 GHz, an error bound under 1/1024). Anywhere else (another
 // architecture, no invariant TSC, a failed calibration, or the
 // steady_fallback tag) now() is SteadyClock::now() behind one predictable
 // branch.
@@ -175,6 +175,12 @@ class TscClock {
   static constexpr Nanoseconds default_calibration{2'000'000};
   // A shorter window is lengthened to this (1e-3 with such reads).
   static constexpr Nanoseconds min_calibration{100'000};
+  // How far its rate may be from steady_clock's, as 1/rate_error_inverse:
+  // the calibration refuses an error bound over 1/1024 (about 0.1%), and
+  // NTP may slew CLOCK_MONOTONIC by up to 500 ppm (under 1/2048) after it.
+  // A deadline on this clock that must not come early by steady_clock
+  // adds 1/rate_error_inverse of its delay (the example pool's sleeps do).
+  static constexpr std::int64_t rate_error_inverse = 512;
 
   // Effects: TscClock(default_calibration).
   TscClock() noexcept : TscClock(default_calibration) {}
@@ -242,11 +248,10 @@ class TscClock {
     const std::int64_t ns = second.ns - first.ns;
     const std::uint64_t ticks = second.tsc - first.tsc;
     // Sanity: time passed on both clocks, the TSC did not jump back (or
-    // wrap), and the two half-brackets are under 0.1% of the window (the
-    // rate's error bound: a sleep timed by this clock is off by at most
-    // that fraction, which a pool can pad its deadlines by).
+    // wrap), and the two half-brackets are under 1/1024 of the window (the
+    // rate's error bound; rate_error_inverse adds NTP's slew to it).
     if (ns <= 0 || ticks == 0 || ticks > std::uint64_t{std::numeric_limits<std::int64_t>::max()}) return;
-    if ((first.width + second.width) / 2 > ns / 1000) return;
+    if ((first.width + second.width) / 2 > ns / 1024) return;
     __extension__ using u128 = unsigned __int128;
     const u128 hz = static_cast<u128>(ticks) * 1'000'000'000u / static_cast<std::uint64_t>(ns);
     if (hz < 100'000'000u || hz > u128{100'000'000'000u}) return;

@@ -457,9 +457,9 @@ task<Nanoseconds> shortest_sleep(Nanoseconds d, int n) {
 TEST_CASE("a sleep lasts its whole duration by steady_clock, whichever clock the pool reads",
           "[pool][sleep]") {
   // The pool times sleeps on its own clock (the TSC where it is
-  // invariant, calibrated against steady_clock to 0.1%, and deadlines
-  // padded by that much); a sleep must not end early by the clock a user
-  // measures it with.
+  // invariant, calibrated against steady_clock to 1/1024, and deadlines
+  // padded by TscClock::rate_error_inverse); a sleep must not end early by
+  // the clock a user measures it with.
   CurrentPool pool{pool_test::two_cpus()};
   const bool tsc = taskplace::TscClock::process().uses_tsc();
   INFO("the pool's clock reads the " << (tsc ? "TSC" : "steady clock"));

@@ -803,11 +803,12 @@ class Pool {
     const Nanoseconds now = self != nullptr && self->run_ended_at ? *self->run_ended_at : clock_.now();
     if (opts_.cache_hot_steals) t->last_ran = now;
     delay = std::max(delay, Nanoseconds{0});
-    // On the TSC the deadline is later by 1/1024 of the delay, the bound of
-    // the clock's rate error (0.1%), so that a sleep lasts its whole
-    // duration by steady_clock too (1 ms more on a second's sleep).
+    // On the TSC the deadline is later by the bound of the clock's rate
+    // error against steady_clock (TscClock::rate_error_inverse: 1/512, 2 ms
+    // on a second's sleep), so that a sleep lasts its whole duration by
+    // steady_clock too.
     if (clock_.uses_tsc()) {
-      const Nanoseconds pad = delay / 1024;
+      const Nanoseconds pad = delay / taskplace::TscClock::rate_error_inverse;
       delay = delay > Nanoseconds::max() - pad ? Nanoseconds::max() : delay + pad;
     }
     if (now >= Nanoseconds{0} && delay >= Nanoseconds::max() - now) return;  // forever
