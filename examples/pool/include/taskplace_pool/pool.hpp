@@ -864,8 +864,7 @@ class Pool {
       return take_next(w);
     }
     w.next_streak = 0;
-    if (w.queued.load(std::memory_order_relaxed) == 0) return w.next != nullptr ? take_next(w) : nullptr;
-    {
+    if (w.queued.load(std::memory_order_relaxed) != 0) {
       std::lock_guard lk(w.m);
       drain_inbox(w);
       if (!w.q.empty()) {
