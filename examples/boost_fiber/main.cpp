@@ -4,34 +4,23 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <thread>
 #include <vector>
 
 #include <boost/fiber/all.hpp>
 
 #include "taskplace_fiber/algorithm.hpp"
+#include "taskplace_fiber/run.hpp"
 
 int main() {
   using Group = taskplace_fiber::Group<taskplace::traits::Current>;
   constexpr std::uint32_t workers = 4;
   Group group{workers};
 
-  boost::fibers::mutex m;
-  boost::fibers::condition_variable cv;
-  bool done = false;
-  std::vector<std::thread> threads;
-  for (std::uint32_t w = 1; w < workers; ++w)
-    threads.emplace_back([&, w] {
-      taskplace_fiber::install(group, w);  // throws std::invalid_argument for a bad worker
-      std::unique_lock lk(m);
-      cv.wait(lk, [&] { return done; });  // serve fibers until the work is done
-    });
-
-  // Worker 0 is a thread too: a thread's scheduler lives until the thread
-  // exits, and the group must outlive it (main's would outlive `group`).
+  // Four fresh threads, worker 0's running the body as its main fiber; all
+  // joined when it returns (a thread's scheduler lives until the thread
+  // exits, and the group must outlive it).
   std::atomic<std::uint64_t> sum{0};
-  std::thread lead([&] {
-    taskplace_fiber::install(group, taskplace::CpuId{0});
+  taskplace_fiber::run(group, [&] {
     boost::fibers::buffered_channel<std::uint64_t> ch{64};
     std::vector<boost::fibers::fiber> consumers;
     for (int i = 0; i < 8; ++i)
@@ -42,14 +31,7 @@ int main() {
     for (std::uint64_t i = 1; i <= 10000; ++i) ch.push(i);
     ch.close();
     for (auto& f : consumers) f.join();
-    {
-      std::unique_lock lk(m);
-      done = true;
-    }
-    cv.notify_all();
   });
-  lead.join();
-  for (auto& t : threads) t.join();
 
   const auto& st = group.placer().stats();
   std::printf("sum %llu (expected %llu)\n", static_cast<unsigned long long>(sum.load()), 10000ull * 10001 / 2);

@@ -11,7 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <ctime>
-#include <functional>
+#include <string>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -21,45 +21,13 @@
 #include <vector>
 
 #include "taskplace_fiber/algorithm.hpp"
+#include "taskplace_fiber/run.hpp"
 
 namespace {
 
 using CurrentGroup = taskplace_fiber::Group<taskplace::traits::Current>;
 using AffineGroup = taskplace_fiber::Group<taskplace::traits::AlwaysAffine>;
 using Groups = boost::mpl::list<CurrentGroup, AffineGroup>;
-
-// Effects: runs `body` as the main fiber of worker 0; workers 1..n-1 are
-// threads that only serve fibers until body returned. Joins every thread.
-template <class G>
-void run_pool(G& group, const std::function<void()>& body) {
-  using Algo = taskplace_fiber::Algorithm<G>;
-  const std::uint32_t n = group.worker_count();
-  boost::fibers::mutex m;
-  boost::fibers::condition_variable cv;
-  bool done = false;
-  std::atomic<std::uint32_t> ready{0};
-  std::vector<std::thread> threads;
-  for (std::uint32_t w = 1; w < n; ++w) {
-    threads.emplace_back([&, w] {
-      boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{w});
-      ready.fetch_add(1);
-      std::unique_lock lk(m);
-      cv.wait(lk, [&] { return done; });
-    });
-  }
-  std::thread lead([&] {
-    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{0});
-    while (ready.load() != n - 1) boost::this_fiber::yield();
-    body();
-    {
-      std::unique_lock lk(m);
-      done = true;
-    }
-    cv.notify_all();
-  });
-  lead.join();
-  for (auto& t : threads) t.join();
-}
 
 void spin_us(int us) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds{us};
@@ -75,7 +43,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(every_fiber_runs_to_completion, G, Groups) {
   G group{4};
   constexpr int fibers = 400, yields = 5;
   std::atomic<int> finished{0}, steps{0};
-  run_pool(group, [&] {
+  taskplace_fiber::run(group, [&] {
     std::vector<boost::fibers::fiber> fs;
     for (int i = 0; i < fibers; ++i)
       fs.emplace_back([&] {
@@ -97,7 +65,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_buffered_channel_delivers_every_message, G, Grou
   G group{3};
   constexpr std::uint64_t producers = 4, consumers = 3, per_producer = 2000;
   std::atomic<std::uint64_t> sum{0}, count{0};
-  run_pool(group, [&] {
+  taskplace_fiber::run(group, [&] {
     boost::fibers::buffered_channel<std::uint64_t> ch{16};
     std::vector<boost::fibers::fiber> ps, cs;
     for (std::uint64_t c = 0; c < consumers; ++c)
@@ -128,7 +96,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_ping_pong_over_unbuffered_channels_completes, G,
   G group{2};
   constexpr int rounds = 3000;
   int got = 0;
-  run_pool(group, [&] {
+  taskplace_fiber::run(group, [&] {
     boost::fibers::unbuffered_channel<int> ab, ba;
     boost::fibers::fiber echo([&] {
       int v = 0;
@@ -150,7 +118,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(shutdown_releases_every_worker_and_the_group_is_re
   G group{3};
   for (int run = 0; run < 3; ++run) {
     std::atomic<int> n{0};
-    run_pool(group, [&] {
+    taskplace_fiber::run(group, [&] {
       boost::fibers::fiber f([&] { n.fetch_add(1); });
       f.join();
     });
@@ -163,7 +131,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(shutdown_releases_every_worker_and_the_group_is_re
 BOOST_AUTO_TEST_CASE_TEMPLATE(main_contexts_stay_on_their_thread, G, Groups) {
   G group{2};
   bool same = true;
-  run_pool(group, [&] {
+  taskplace_fiber::run(group, [&] {
     const auto me = std::this_thread::get_id();
     std::vector<boost::fibers::fiber> fs;
     for (int i = 0; i < 50; ++i) fs.emplace_back([] { spin_us(20); boost::this_fiber::yield(); });
@@ -182,7 +150,7 @@ BOOST_AUTO_TEST_CASE(current_places_wakeups_on_idle_workers) {
   std::mutex m;
   std::set<std::thread::id> seen;
   constexpr int fibers = 64;
-  run_pool(group, [&] {
+  taskplace_fiber::run(group, [&] {
     group.reset_stats();
     std::vector<boost::fibers::fiber> fs;
     for (int i = 0; i < fibers; ++i)
@@ -208,7 +176,7 @@ BOOST_AUTO_TEST_CASE(always_affine_keeps_every_wakeup_on_the_waking_worker) {
   AffineGroup group{4};
   constexpr int fibers = 64;
   std::atomic<int> ran{0};
-  run_pool(group, [&] {
+  taskplace_fiber::run(group, [&] {
     group.reset_stats();
     std::vector<boost::fibers::fiber> fs;
     for (int i = 0; i < fibers; ++i) fs.emplace_back([&] { spin_us(100); ran.fetch_add(1); });
@@ -228,7 +196,7 @@ BOOST_AUTO_TEST_CASE(always_affine_keeps_every_wakeup_on_the_waking_worker) {
 
 BOOST_AUTO_TEST_CASE(idle_workers_run_the_balancer) {
   AffineGroup group{3};
-  run_pool(group, [&] {
+  taskplace_fiber::run(group, [&] {
     group.reset_stats();
     std::vector<boost::fibers::fiber> fs;
     for (int i = 0; i < 30; ++i) fs.emplace_back([] { spin_us(300); });
@@ -282,7 +250,7 @@ BOOST_AUTO_TEST_CASE(an_idle_worker_steals_after_its_newidle_gate_closed) {
   slow_pull::Group group{slow_pull::Topology({0, 1}, {0, 0}, {0, 0})};
   bool injected = false;
   std::int64_t waited_ms = -1;
-  run_pool(group, [&] {
+  taskplace_fiber::run(group, [&] {
     // Worker 1 made its first newidle balance (the slow one) on start.
     for (int i = 0; i < 1000 && slow_pull::armed.load(); ++i) boost::this_fiber::sleep_for(std::chrono::milliseconds{1});
     injected = !slow_pull::armed.load();
@@ -350,6 +318,67 @@ BOOST_AUTO_TEST_CASE(install_reports_a_bad_or_taken_worker_as_an_exception) {
   BOOST_TEST(first == 0u);
   BOOST_TEST(second == 1u);
   BOOST_TEST(group.registered() == 0u);
+}
+
+// --- run() and run_threads(): the pool's threads -------------------------
+
+BOOST_AUTO_TEST_CASE(run_rethrows_the_bodys_exception_after_joining_every_thread) {
+  CurrentGroup group{3};
+  std::atomic<int> fibers_ran{0};
+  BOOST_CHECK_EXCEPTION(taskplace_fiber::run(group,
+                                             [&] {
+                                               boost::fibers::fiber f([&] { ++fibers_ran; });
+                                               f.join();
+                                               throw std::runtime_error("from the body");
+                                             }),
+                        std::runtime_error,
+                        [](const std::runtime_error& e) { return std::string(e.what()) == "from the body"; });
+  BOOST_TEST(fibers_ran.load() == 1);
+  // Every thread has gone (its scheduler, which unregisters its worker,
+  // goes with it): the group takes a new pool at once.
+  BOOST_TEST(group.registered() == 0u);
+  bool again = false;
+  taskplace_fiber::run(group, [&] { again = true; });
+  BOOST_TEST(again);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_install_is_rethrown_and_the_body_does_not_run,
+                     *boost::unit_test::timeout(60)) {
+  // A thread whose install throws still counts as settled: worker 0 does
+  // not wait for it forever, skips the body and releases the others.
+  for (std::uint32_t bad : {2u, 0u}) {
+    CurrentGroup group{3};
+    bool ran = false;
+    BOOST_CHECK_EXCEPTION(
+        taskplace_fiber::run_threads(
+            3,
+            [&](std::uint32_t w) {
+              if (w == bad) throw std::invalid_argument("worker " + std::to_string(w));
+              taskplace_fiber::install(group, taskplace::CpuId{w});
+            },
+            [&] { ran = true; }),
+        std::invalid_argument,
+        [&](const std::invalid_argument& e) { return std::string(e.what()) == "worker " + std::to_string(bad); });
+    BOOST_TEST(!ran);
+    BOOST_TEST(group.registered() == 0u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(run_reports_a_taken_worker_and_zero_workers) {
+  CurrentGroup group{2};
+  std::atomic<bool> claimed{false}, release{false};
+  std::thread holder([&] {  // holds worker 1 of the group until told
+    taskplace_fiber::install(group, taskplace::CpuId{1});
+    claimed = true;
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (!claimed.load()) std::this_thread::yield();
+  bool ran = false;
+  BOOST_CHECK_THROW(taskplace_fiber::run(group, [&] { ran = true; }), std::invalid_argument);
+  release = true;
+  holder.join();
+  BOOST_TEST(!ran);
+  BOOST_CHECK_THROW(taskplace_fiber::run_threads(0, [](std::uint32_t) {}, [] {}), std::invalid_argument);
 }
 
 // --- The waking CPU of a cross-thread wake-up by a main context ----------
@@ -440,7 +469,7 @@ BOOST_AUTO_TEST_CASE(yielding_fibers_are_not_placed_as_wake_ups) {
   yields::Group group{2};
   std::vector<taskplace::TaskKey> keys(3);
   std::atomic<int> started{0};
-  run_pool(group, [&] {
+  taskplace_fiber::run(group, [&] {
     std::vector<boost::fibers::fiber> fs;
     for (int i = 0; i < 3; ++i)
       fs.emplace_back([&] {
@@ -467,7 +496,7 @@ BOOST_AUTO_TEST_CASE(a_wake_up_by_the_next_fiber_after_a_block_is_still_placed) 
   yields::Group group{1};
   constexpr int rounds = 500;
   taskplace::TaskKey pinger = taskplace::no_task, echoer = taskplace::no_task;
-  run_pool(group, [&] {
+  taskplace_fiber::run(group, [&] {
     boost::fibers::unbuffered_channel<int> ab, ba;
     boost::fibers::fiber echo([&] {
       echoer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active());
