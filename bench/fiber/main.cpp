@@ -20,9 +20,9 @@
 
 #include <boost/fiber/all.hpp>
 
-#include "fiber_pool.hpp"
 #include "fiber_workloads.hpp"
 #include "taskplace_fiber/algorithm.hpp"
+#include "taskplace_fiber/run.hpp"
 
 namespace {
 
@@ -30,19 +30,15 @@ struct Counters {
   std::int64_t migrations = -1, steals = -1, placed_remote = -1;
 };
 
-using workloads::fiber::run_pool;
-
 template <class WakeTraits>
 Counters run_taskplace(std::uint32_t n, const std::function<void()>& body, bool cache_hot_steals) {
   using G = taskplace_fiber::Group<WakeTraits>;
   G group{n};
   group.cache_hot_steals = cache_hot_steals;
-  run_pool(
-      n, [&](std::uint32_t w) { boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<G>>(group, w); },
-      [&] {
-        group.reset_stats();
-        body();
-      });
+  taskplace_fiber::run(group, [&] {
+    group.reset_stats();
+    body();
+  });
   const auto st = group.stats();
   return {static_cast<std::int64_t>(st.migrations), static_cast<std::int64_t>(st.steals),
           static_cast<std::int64_t>(st.placed_remote)};
@@ -77,11 +73,11 @@ int main(int argc, char** argv) {
   auto body = [&] { result = workloads::fiber::timed_run(workload, sizes, log); };
   Counters c;
   if (runtime == "work_stealing") {
-    run_pool(workers, [&](std::uint32_t) {
+    taskplace_fiber::run_threads(workers, [&](std::uint32_t) {
       boost::fibers::use_scheduling_algorithm<boost::fibers::algo::work_stealing>(workers, true);
     }, body);
   } else if (runtime == "shared_work") {
-    run_pool(workers, [&](std::uint32_t) {
+    taskplace_fiber::run_threads(workers, [&](std::uint32_t) {
       boost::fibers::use_scheduling_algorithm<boost::fibers::algo::shared_work>(true);
     }, body);
   } else if (runtime == "Current" || runtime == "Current hot") {

@@ -48,8 +48,8 @@
 #include <boost/asio/thread_pool.hpp>
 #endif
 #if TASKPLACE_BENCH_FIBER
-#include "fiber_pool.hpp"
 #include "fiber_workloads.hpp"
+#include "taskplace_fiber/run.hpp"
 #endif
 
 namespace {
@@ -118,11 +118,11 @@ int fiber_child(int argc, char** argv) {
   workloads::fiber::TimedRun result;
   auto body = [&] { result = workloads::fiber::timed_run(w, s, log); };
   if (algo == "work_stealing")
-    workloads::fiber::run_pool(n, [&](std::uint32_t) {
+    taskplace_fiber::run_threads(n, [&](std::uint32_t) {
       boost::fibers::use_scheduling_algorithm<boost::fibers::algo::work_stealing>(n, true);
     }, body);
   else
-    workloads::fiber::run_pool(n, [&](std::uint32_t) {
+    taskplace_fiber::run_threads(n, [&](std::uint32_t) {
       boost::fibers::use_scheduling_algorithm<boost::fibers::algo::shared_work>(true);
     }, body);
   if (!result.error.empty()) {
