@@ -626,6 +626,53 @@ TEST_CASE("a task in the hand-off slot counts on its worker for the placer", "[p
 }
 
 namespace {
+// Keeps its worker's thread until `release`: the worker is busy meanwhile.
+task<void> holds_worker(std::atomic<int>& holding, std::atomic<bool>& release) {
+  holding.fetch_add(1);
+  while (!release.load()) std::this_thread::yield();
+  co_return;
+}
+}  // namespace
+
+TEST_CASE("the LLC's busy share is sampled once a tick, not read from every worker at each wake-up",
+          "[pool][placement]") {
+  // Kernel: SIS_UTIL's nr_idle_scan is written by the periodic balance and
+  // read by the wake-ups; reading every worker of the LLC at each wake-up
+  // costs a remote line per CPU of the LLC. A tick of an hour: no sample
+  // expires while the test runs unless the test's times say so.
+  PoolOptions o;
+  o.tick = 1h;
+  pool_test::CurrentPool pool{pool_test::two_cpus(), o};
+  using M = pool_test::CurrentPool::Machine;
+  REQUIRE(pool_test::eventually([&] { return M{pool}.is_idle(0) && M{pool}.is_idle(1); }));
+  const taskplace::Nanoseconds t = taskplace::TscClock::process().now();
+  CHECK(M{pool, t}.llc_utilization_pct(0) == 0);  // both idle: sampled now
+
+  std::atomic<int> holding{0};
+  std::atomic<bool> release{false};
+  auto a = pool.spawn(holds_worker(holding, release));
+  auto b = pool.spawn(holds_worker(holding, release));  // the idlest worker: the other one
+  REQUIRE(pool_test::eventually([&] { return holding.load() == 2; }));
+  REQUIRE_FALSE(M{pool}.is_idle(0));
+  REQUIRE_FALSE(M{pool}.is_idle(1));
+  // Both busy now, but within a tick of the sample, through either CPU of
+  // the LLC: the sample stands (reading the workers would give 100).
+  CHECK(M{pool, t + 1ms}.llc_utilization_pct(1) == 0);
+  CHECK(M{pool, t + 59min}.llc_utilization_pct(0) == 0);
+  // A tick after it: a new sample.
+  CHECK(M{pool, t + 1h}.llc_utilization_pct(0) == 100);
+  // A time before the sample (another CPU's clock read) takes a new one.
+  CHECK(M{pool, t + 1ms}.llc_utilization_pct(1) == 100);
+
+  release = true;
+  a.get();
+  b.get();
+  REQUIRE(pool_test::eventually([&] { return M{pool}.is_idle(0) && M{pool}.is_idle(1); }));
+  CHECK(M{pool, t + 2ms}.llc_utilization_pct(0) == 100);  // the t + 1 ms sample
+  CHECK(M{pool, t + 2h}.llc_utilization_pct(0) == 0);
+}
+
+namespace {
 task<void> waits_on(Event& e) { co_await e.wait(); }
 // Wakes the waiters of `a` and `b` with the sync hint in one run: the
 // first goes to the hand-off slot with this run's unit of pending work,
