@@ -9,11 +9,16 @@
 // each Boost.Fiber run is a child process (this program, `--fiber-child`).
 //
 //   taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD] [--pipe-rounds N]
-//                        [--runtime NAME]...
+//                        [--runtime NAME]... [--counters]
 //
 // --runtime runs Current (the baseline of every ratio) and the named
 // configurations or peers only, e.g. `--runtime AlwaysAffine` for an A/B
 // of two policy sets or a profile of one; repeat it for more.
+//
+// --counters adds a second table: for each taskplace configuration, the
+// medians of its placer's counters (which step placed the wake-ups) and
+// of the pool's steals, parks and kicks, per run: what a ratio alone does
+// not say about why a configuration won or lost.
 //
 // --pipe-rounds sets pipe's round trips (default 100,000); a rule that
 // needs a pair to settle for a flip period (traits::SisCurrent: one second)
@@ -168,6 +173,53 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Effects: prints, for each workload and configuration that reports
+// counters, the median of each counter over the repetitions; a counter
+// whose medians are all 0 gets no column.
+template <class Cases, class Configs, class Results>
+void print_counters(const Cases& cases, const Configs& configs, const Results& results) {
+  // The names: the first configuration's counters, in its order.
+  std::vector<std::string> names;
+  for (const auto& [key, runs] : results)
+    if (!runs.empty() && !runs.front().counters.empty()) {
+      for (const auto& [n, v] : runs.front().counters) names.push_back(n);
+      break;
+    }
+  struct Row {
+    std::string label, name;
+    std::vector<double> medians;
+  };
+  std::vector<Row> rows;
+  std::vector<bool> shown(names.size(), false);
+  for (const auto& [label, sizes] : cases)
+    for (const auto& [name, run] : configs) {
+      const auto it = results.find({label, name});
+      if (it == results.end() || it->second.front().counters.size() != names.size()) continue;
+      Row row{label, name, {}};
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        std::vector<double> v;
+        for (const auto& r : it->second) v.push_back(static_cast<double>(r.counters[i].second));
+        row.medians.push_back(median(v));
+        if (row.medians.back() != 0) shown[i] = true;
+      }
+      rows.push_back(std::move(row));
+    }
+  if (rows.empty()) return;
+  std::printf("\nCounters, medians per run (columns all 0 left out):\n\n| workload | runtime |");
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (shown[i]) std::printf(" %s |", names[i].c_str());
+  std::printf("\n|---|---|");
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (shown[i]) std::printf("---:|");
+  std::printf("\n");
+  for (const auto& row : rows) {
+    std::printf("| %s | %s |", row.label.c_str(), row.name.c_str());
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (shown[i]) std::printf(" %.0f |", row.medians[i]);
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,7 +227,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && !std::strcmp(argv[1], "--fiber-child")) return fiber_child(argc, argv);
 #endif
   int reps = 3;
-  bool quick = false;
+  bool quick = false, counters = false;
   std::string only;
   std::vector<std::string> runtimes;
   std::uint32_t pipe_rounds = 100'000;
@@ -185,7 +237,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "taskplace_pool_bench: %s\n"
                  "usage: taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD] [--pipe-rounds N]\n"
-                 "                            [--runtime NAME]...\n"
+                 "                            [--runtime NAME]... [--counters]\n"
                  "  WORKLOAD: pipe, pgbench, pgbench/C (C in 1 2 4 8 16 32), hackbench, udp_rr\n"
                  "  NAME: a row's runtime column, e.g. AlwaysAffine, \"Current hand-off\", oneTBB\n",
                  why.c_str());
@@ -204,6 +256,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps")) reps = static_cast<int>(count(i, "--reps"));
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--counters")) counters = true;
     else if (!std::strcmp(argv[i], "--only")) {
       if (i + 1 >= argc) usage("--only needs a workload");
       only = argv[++i];
@@ -329,22 +382,28 @@ int main(int argc, char** argv) {
     for (auto& [name, run] : configs) {
       auto it = results.find({label, name});
       if (it == results.end()) continue;
-      std::vector<double> tp, p50, p99, mig;
+      std::vector<double> tp, p50, p99, mig, affine, steal_attempts, skips;
       for (auto& r : it->second) {
         tp.push_back(r.throughput);
         p50.push_back(r.p50_us);
         p99.push_back(r.p99_us);
         mig.push_back(static_cast<double>(r.migrations));
+        affine.push_back(r.affine_pct);
+        steal_attempts.push_back(static_cast<double>(r.steal_attempts));
+        skips.push_back(static_cast<double>(r.skips));
       }
+      // Every column is a median over the repetitions (a runtime that
+      // does not report a column reports it in none of its runs).
       const auto& last = it->second.back();
       char aff[32] = "n/a", st[32] = "n/a", sk[32] = "n/a", mg[32] = "n/a";
       if (last.migrations != no_count) std::snprintf(mg, sizeof mg, "%.0f", median(mig));
-      if (last.affine_pct >= 0) std::snprintf(aff, sizeof aff, "%.1f", last.affine_pct);
-      if (last.steal_attempts >= 0) std::snprintf(st, sizeof st, "%lld", static_cast<long long>(last.steal_attempts));
-      if (last.skips >= 0) std::snprintf(sk, sizeof sk, "%lld", static_cast<long long>(last.skips));
+      if (last.affine_pct >= 0) std::snprintf(aff, sizeof aff, "%.1f", median(affine));
+      if (last.steal_attempts >= 0) std::snprintf(st, sizeof st, "%.0f", median(steal_attempts));
+      if (last.skips >= 0) std::snprintf(sk, sizeof sk, "%.0f", median(skips));
       std::printf("| %s | %s | %.0f | %.2f | %.1f | %.1f | %s | %s | %s | %s |\n", label.c_str(), name.c_str(),
                   median(tp), median(ratios[{label, name}]), median(p50), median(p99), mg, aff, st, sk);
     }
   }
+  if (counters) print_counters(cases, configs, results);
   return 0;
 }

@@ -84,6 +84,10 @@ struct Result {
   double affine_pct = -1;  // share of wake-ups placed on the waking worker; -1: n/a
   std::int64_t steal_attempts = -1;  // -1: the runtime does not say
   std::int64_t skips = -1;           // balance attempts the cost gates skipped, plus tasks a steal left as cache hot
+  // The run's placement and pool counters by name (the placer's
+  // WakeCounters, the pool's steals, parks and kicks); empty for runtimes
+  // without them. Printed by taskplace_pool_bench --counters.
+  std::vector<std::pair<std::string, std::uint64_t>> counters;
 };
 
 inline double percentile_us(std::vector<std::int64_t>& v, double q) {

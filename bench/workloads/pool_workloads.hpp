@@ -214,6 +214,14 @@ Result run(Pool& p, const std::string& workload, const Sizes& s, const std::stri
   const auto& b = p.balancer_stats();
   r.skips = static_cast<std::int64_t>(b.get(taskplace::BalanceCounter::entry_gate_skips) +
                                       b.get(taskplace::BalanceCounter::budget_stops) + st.hot_skips);
+  const auto ps = p.placer_stats();
+  for (std::size_t i = 0; i < static_cast<std::size_t>(taskplace::WakeCounter::count_); ++i) {
+    const auto c = static_cast<taskplace::WakeCounter>(i);
+    r.counters.emplace_back(taskplace::to_string(c), ps.get(c));
+  }
+  r.counters.emplace_back("steals", st.steals);
+  r.counters.emplace_back("parks", st.parks);
+  r.counters.emplace_back("kicks", st.kicks);
   return r;
 }
 
