@@ -23,7 +23,11 @@
 // --pipe-rounds sets pipe's round trips (default 100,000); a rule that
 // needs a pair to settle for a flip period (traits::SisCurrent: one second)
 // shows its steady state only in runs of some seconds.
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdint>
@@ -40,6 +44,7 @@
 #include <thread>
 #include <vector>
 
+#include "taskplace/topology/uniform.hpp"
 #include "taskplace_pool/pool.hpp"
 #include "workloads/continuation_workloads.hpp"
 #include "workloads/pool_workloads.hpp"
@@ -67,6 +72,75 @@ Run pool_runner(const std::string& name, taskplace_pool::PoolOptions options = {
     taskplace_pool::SystemPool<Traits> pool{options};
     return workloads::pool::run(pool, w, s, name, std::chrono::seconds{120});
   };
+}
+
+// Current on a pool of one worker (pinned to the first CPU): no placement
+// and no stealing, every task on one CPU. Not a policy set: the reference
+// that says how much the second CPU is worth to a workload at all.
+Run one_worker_runner(const std::string& name) {
+  return [name](const std::string& w, const workloads::Sizes& s) {
+    taskplace_pool::Pool<taskplace::UniformTopology, taskplace::traits::Current> pool{
+        taskplace::UniformTopology{1, 1, 1, 1}};
+    return workloads::pool::run(pool, w, s, name, std::chrono::seconds{120});
+  };
+}
+
+// The machine's floor for a hand-off between two CPUs: two threads pinned
+// to the first two CPUs this process may use pass a counter back and forth
+// through two cache lines, spinning. Each round trip moves a line each way
+// and back; a runtime whose pair of tasks sits on two CPUs pays at least
+// this per message round trip, whatever it does (the pool's hand-off moves
+// several lines a hop: the channel's, the wakee's frame, the worker's
+// inbox).
+// Returns: the median of 5 runs of 200,000 round trips, in ns; 0 with
+// fewer than two CPUs or when a thread cannot be pinned.
+double line_round_trip_ns() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) return 0;
+  int cpus[2] = {-1, -1};
+  for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus[k++] = c;
+  auto pin = [](int c) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    return ::pthread_setaffinity_np(::pthread_self(), sizeof one, &one) == 0;
+  };
+  struct alignas(64) Line {
+    std::atomic<std::uint32_t> v{0};
+  };
+  constexpr std::uint32_t n = 200'000;
+  std::vector<double> runs;
+  for (int rep = 0; rep < 5; ++rep) {
+    Line ping, pong;
+    std::atomic<bool> ok{true};
+    double ns = 0;
+    std::thread echo([&] {
+      if (!pin(cpus[1])) ok = false;
+      for (std::uint32_t i = 1; i <= n; ++i) {
+        while (ping.v.load(std::memory_order_acquire) != i)
+          if (!ok.load(std::memory_order_relaxed)) return;
+        pong.v.store(i, std::memory_order_release);
+      }
+    });
+    std::thread lead([&] {
+      if (!pin(cpus[0])) ok = false;
+      const std::int64_t t0 = workloads::now_ns();
+      for (std::uint32_t i = 1; i <= n && ok.load(std::memory_order_relaxed); ++i) {
+        ping.v.store(i, std::memory_order_release);
+        while (pong.v.load(std::memory_order_acquire) != i)
+          if (!ok.load(std::memory_order_relaxed)) return;
+      }
+      ns = static_cast<double>(workloads::now_ns() - t0) / n;
+    });
+    lead.join();
+    echo.join();
+    if (!ok.load()) return 0;
+    runs.push_back(ns);
+  }
+  std::sort(runs.begin(), runs.end());
+  return runs[runs.size() / 2];
 }
 
 taskplace_pool::PoolOptions hot_steals() {
@@ -295,6 +369,8 @@ int main(int argc, char** argv) {
          h.pipe_handoff = true;
          return pool_runner<taskplace::traits::Current>("Current hand-off")(w, h);
        }},
+      // Not a policy set: every task on one worker (one_worker_runner).
+      {"Current 1 worker", one_worker_runner("Current 1 worker")},
   };
 #if TASKPLACE_BENCH_TBB
   configs.emplace_back("oneTBB", [threads](const std::string& w, const workloads::Sizes& s) {
@@ -359,6 +435,7 @@ int main(int argc, char** argv) {
     if (cases.empty()) usage("no workload '" + only + "'");
   }
 
+  const double line = line_round_trip_ns();  // before the runs, on the idle machine
   std::map<std::pair<std::string, std::string>, std::vector<workloads::Result>> results;
   std::map<std::pair<std::string, std::string>, std::vector<double>> ratios;
   for (int rep = 0; rep < reps; ++rep) {
@@ -376,6 +453,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "repetition %d of %d done\n", rep + 1, reps);
   }
 
+  if (line > 0)
+    std::printf("A cache line's round trip between two CPUs (two pinned threads, spinning): %.0f ns\n\n", line);
   std::printf("| workload | runtime | ops/s | vs Current | p50 us | p99 us | migrations | affine %% | steal attempts | skips |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (auto& [label, sizes] : cases) {
