@@ -626,6 +626,49 @@ TEST_CASE("a task in the hand-off slot counts on its worker for the placer", "[p
 }
 
 namespace {
+// Round trips over two channels until `stop`; counts them in `rounds`.
+task<void> ping_until(Channel<int>& out, Channel<int>& in, std::atomic<bool>& stop, std::atomic<int>& rounds) {
+  while (!stop.load()) {
+    co_await out.send(1);
+    (void)co_await in.recv();
+    rounds.fetch_add(1);
+  }
+  out.close();
+}
+}  // namespace
+
+TEST_CASE("a pair handing off through the slot on one worker never wakes the parked worker",
+          "[pool][placement]") {
+  // At every tick of the pair's worker the slot holds the next of the two
+  // (the waker just blocked): a task the worker holds, but no thief's. A
+  // kick, or an overload that has the parked worker wake each tick, would
+  // wake it to find nothing it may take (each a futex wake-up on the
+  // busy worker's path). Ticks of 100 us: some 300 in the 30 ms measured.
+  PoolOptions o;
+  o.tick = 100us;
+  UniformPool<taskplace::traits::AlwaysAffine> pool{pool_test::two_cpus(), o};
+  Channel<int> ab{1}, ba{1};  // sync wake-ups: each goes to the waker's slot
+  std::atomic<bool> stop{false};
+  std::atomic<int> rounds{0};
+  auto b = pool.spawn(pong(ab, ba));
+  auto a = pool.spawn(ping_until(ab, ba, stop, rounds));
+  // The spawns may start the two on two workers; AlwaysAffine brings the
+  // second to the first's worker at its first wake-up.
+  REQUIRE(pool_test::eventually([&] { return rounds.load() >= 1000; }));
+  std::this_thread::sleep_for(5ms);  // the other worker runs dry and parks
+  pool.reset_stats();
+  const int before = rounds.load();
+  std::this_thread::sleep_for(30ms);
+  const auto st = pool.stats();
+  stop = true;
+  a.get();
+  b.get();
+  CHECK(rounds.load() - before > 1000);
+  CHECK(st.migrations == 0);
+  CHECK(st.kicks == 0);
+}
+
+namespace {
 // Keeps its worker's thread until `release`: the worker is busy meanwhile.
 task<void> holds_worker(std::atomic<int>& holding, std::atomic<bool>& release) {
   holding.fetch_add(1);

@@ -552,6 +552,15 @@ class Pool {
     std::uint32_t nr_running() const noexcept {
       return running.load(std::memory_order_relaxed) + waiting();
     }
+    // Whether a thief could take a task from it (kernel: a busiest queue
+    // holds two or more tasks, one of them queued): a task in its queue
+    // and two or more held, the hand-off slot aside, since no thief takes
+    // the slot's task (the waker is about to leave the worker to it); a
+    // snapshot.
+    bool can_give() const noexcept {
+      const std::uint32_t n = queued.load(std::memory_order_relaxed);
+      return n > 0 && n + running.load(std::memory_order_relaxed) >= 2;
+    }
   };
 
   // The body of a spawned task's root frame. The awaited task's frame is
@@ -654,30 +663,33 @@ class Pool {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
 
-  // Effects: sets the overload flag if `w` now holds two or more tasks
-  // (kernel add_nr_running). Read before written, so that a set flag's
-  // cache line stays shared. When w so holds a task thieves may take
-  // (`stealable`: queued, not in the hand-off slot), kicks a parked worker
-  // to steal: the kick w's tick would give (nohz_balancer_kick), which w
-  // cannot give while its task runs on. Once per overload: both flags
-  // stay set until a refresh finds no worker holding two.
+  // Effects: sets the overload flag if a thief could now take a task
+  // from `w` (Worker::can_give; kernel add_nr_running, a runqueue of two
+  // or more), and kicks a parked worker to steal it: the kick w's tick
+  // would give (nohz_balancer_kick), which w cannot give while its task
+  // runs on. A task put in the hand-off slot (`stealable` false) makes
+  // no overload: no thief takes it, and the waker leaves the worker to it
+  // next. Read before written, so that a set flag's cache line stays
+  // shared. Once per overload: both flags stay set until a refresh finds
+  // no worker that can give.
   void note_queued(const Worker& w, bool stealable) {
-    const bool kick = stealable && opts_.kick_idle_on_tick;
+    if (!stealable) return;
+    const bool kick = opts_.kick_idle_on_tick;
     if (overloaded_.load(std::memory_order_relaxed) && (!kick || overload_kicked_.load(std::memory_order_relaxed)))
       return;
-    if (w.nr_running() < 2) return;
+    if (!w.can_give()) return;
     if (!overloaded_.load(std::memory_order_relaxed)) overloaded_.store(true, std::memory_order_relaxed);
     if (kick && !overload_kicked_.exchange(true, std::memory_order_relaxed)) kick_one(w);
   }
 
-  // Effects: clears the overload flag when no worker holds two or more
-  // tasks (kernel: the top level's load balance, update_sd_lb_stats). A
+  // Effects: clears the overload flag when no worker can give a task to
+  // a thief (kernel: the top level's load balance, update_sd_lb_stats). A
   // queueing that races with the scan may be missed until the next one,
   // or the next tick's kick of a parked worker, which steals ungated.
   void refresh_overload() noexcept {
     if (!overloaded_.load(std::memory_order_relaxed) && !overload_kicked_.load(std::memory_order_relaxed)) return;
     for (const auto& w : workers_)
-      if (w->nr_running() >= 2) return;
+      if (w->can_give()) return;
     overloaded_.store(false, std::memory_order_relaxed);
     overload_kicked_.store(false, std::memory_order_relaxed);
   }
@@ -961,8 +973,9 @@ class Pool {
       Worker& v = *workers_[c];
       bump(self.steal_attempts);
       // Kernel find_busiest_queue: a CPU whose only task is the one it is
-      // about to run is not busy; pull only from one with two or more.
-      if (v.nr_running() < 2) continue;
+      // about to run is not busy; pull only from one with two or more, one
+      // of them queued (the hand-off slot's is no thief's).
+      if (!v.can_give()) continue;
       detail::TaskControl* t = nullptr;
       {
         std::lock_guard lk(v.m);
@@ -1124,7 +1137,7 @@ class Pool {
         last_tick = now;
         w.balancer.tick(w.bstate, now);
         if (opts_.overload_gate) refresh_overload();
-        if (opts_.kick_idle_on_tick && w.waiting() > 0) kick_one(w);
+        if (opts_.kick_idle_on_tick && w.queued.load(std::memory_order_relaxed) > 0) kick_one(w);
       }
     }
     detail::tl_context = nullptr;
@@ -1270,7 +1283,7 @@ class Pool {
   // Pending work counted off the pool (spawns from other threads, their
   // wake-ups), less the spawns that backed out of a shutdown.
   alignas(64) std::atomic<std::uint64_t> external_pending_{0};
-  alignas(64) std::atomic<bool> overloaded_{false};  // some worker holds two or more tasks
+  alignas(64) std::atomic<bool> overloaded_{false};  // some worker can give a thief a task (can_give)
   std::atomic<bool> overload_kicked_{false};         // ... and a parked worker was kicked for it (note_queued)
   std::atomic<bool> stopping_{false}, exit_{false}, stopped_{false};
   std::atomic<std::uint32_t> started_{0}, pinned_{0};
