@@ -75,7 +75,7 @@ bool cpuinfo_flags(std::string& flags) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("flags", 0) == 0) {
-      flags = " " + line.substr(line.find(':') + 1) + " ";
+      flags.assign(1, ' ').append(line, line.find(':') + 1).append(1, ' ');
       return true;
     }
   }
