@@ -78,10 +78,10 @@ struct PoolOptions {
   // A worker with queued work at its tick wakes one parked worker, which
   // steals (kernel nohz_balancer_kick). default true. A worker running a
   // long task has no tick (tasks are not interrupted), so two more cases
-  // stand in for the ticks it misses: a queueing that makes a worker hold
-  // two or more tasks (the overload flag set) kicks a parked worker at
-  // once, and a worker that parks while the flag is set wakes after one
-  // tick and balances as if kicked. Without them, tasks queued behind a
+  // stand in for the ticks it misses: a queueing that leaves a worker
+  // with a task a thief can take (the overload flag set) kicks a parked
+  // worker at once, and a worker that parks while the flag is set wakes
+  // after one tick and balances as if kicked. Without them, tasks queued behind a
   // task that runs for 100 ms wait the 100 ms while other workers sleep.
   bool kick_idle_on_tick = true;
   // default 1us; kernel: the thread's timer slack (PR_SET_TIMERSLACK,
@@ -99,8 +99,9 @@ struct PoolOptions {
   Nanoseconds preempted_for = 8ms;
   // default true; kernel: the root domain's overload flag (v3.16). A
   // worker that runs dry balances only while some worker holds two or
-  // more tasks (running plus queued): the flag is set when a queueing
-  // makes one so and cleared at a tick that finds none. false: every
+  // more tasks, one of them queued (running plus queued; the hand-off
+  // slot's task is no thief's): the flag is set when a queueing makes one
+  // so and cleared at a tick that finds none. false: every
   // newly idle worker balances (Overload::unknown).
   bool overload_gate = true;
   // default false; kernel: task_hot() in can_migrate_task(). A steal
