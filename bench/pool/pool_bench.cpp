@@ -455,7 +455,9 @@ int main(int argc, char** argv) {
   }
 
   if (line > 0)
-    std::printf("A cache line's round trip between two CPUs (two pinned threads, spinning): %.0f ns\n\n", line);
+    std::printf(
+        "A cache line's round trip between two CPUs (two pinned threads, spinning): %.0f ns\n\n",
+        line);
   std::printf("| workload | runtime | ops/s | vs Current | p50 us | p99 us | migrations | affine %% | steal attempts | skips |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (auto& [label, sizes] : cases) {

@@ -332,7 +332,9 @@ BOOST_AUTO_TEST_CASE(run_rethrows_the_bodys_exception_after_joining_every_thread
                                                throw std::runtime_error("from the body");
                                              }),
                         std::runtime_error,
-                        [](const std::runtime_error& e) { return std::string(e.what()) == "from the body"; });
+                        [](const std::runtime_error& e) {
+                          return std::string(e.what()) == "from the body";
+                        });
   BOOST_TEST(fibers_ran.load() == 1);
   // Every thread has gone (its scheduler, which unregisters its worker,
   // goes with it): the group takes a new pool at once.
@@ -358,7 +360,9 @@ BOOST_AUTO_TEST_CASE(a_failed_install_is_rethrown_and_the_body_does_not_run,
             },
             [&] { ran = true; }),
         std::invalid_argument,
-        [&](const std::invalid_argument& e) { return std::string(e.what()) == "worker " + std::to_string(bad); });
+        [&](const std::invalid_argument& e) {
+          return std::string(e.what()) == "worker " + std::to_string(bad);
+        });
     BOOST_TEST(!ran);
     BOOST_TEST(group.registered() == 0u);
   }
@@ -378,7 +382,8 @@ BOOST_AUTO_TEST_CASE(run_reports_a_taken_worker_and_zero_workers) {
   release = true;
   holder.join();
   BOOST_TEST(!ran);
-  BOOST_CHECK_THROW(taskplace_fiber::run_threads(0, [](std::uint32_t) {}, [] {}), std::invalid_argument);
+  BOOST_CHECK_THROW(taskplace_fiber::run_threads(0, [](std::uint32_t) {}, [] {}),
+                    std::invalid_argument);
 }
 
 // --- The waking CPU of a cross-thread wake-up by a main context ----------

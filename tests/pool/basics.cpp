@@ -627,7 +627,8 @@ TEST_CASE("a task in the hand-off slot counts on its worker for the placer", "[p
 
 namespace {
 // Round trips over two channels until `stop`; counts them in `rounds`.
-task<void> ping_until(Channel<int>& out, Channel<int>& in, std::atomic<bool>& stop, std::atomic<int>& rounds) {
+task<void> ping_until(Channel<int>& out, Channel<int>& in, std::atomic<bool>& stop,
+                      std::atomic<int>& rounds) {
   while (!stop.load()) {
     co_await out.send(1);
     (void)co_await in.recv();

@@ -103,7 +103,8 @@ void run_threads(std::uint32_t n, Install install, Body body) {
 template <class G, class Body>
 void run(G& group, Body body) {
   run_threads(
-      group.worker_count(), [&group](std::uint32_t w) { install(group, CpuId{w}); }, std::move(body));
+      group.worker_count(), [&group](std::uint32_t w) { install(group, CpuId{w}); },
+      std::move(body));
 }
 
 }  // namespace taskplace_fiber

@@ -81,8 +81,9 @@ struct PoolOptions {
   // stand in for the ticks it misses: a queueing that leaves a worker
   // with a task a thief can take (the overload flag set) kicks a parked
   // worker at once, and a worker that parks while the flag is set wakes
-  // after one tick and balances as if kicked. Without them, tasks queued behind a
-  // task that runs for 100 ms wait the 100 ms while other workers sleep.
+  // after one tick and balances as if kicked. Without them, tasks queued
+  // behind a task that runs for 100 ms wait the 100 ms while other
+  // workers sleep.
   bool kick_idle_on_tick = true;
   // default 1us; kernel: the thread's timer slack (PR_SET_TIMERSLACK,
   // 50us unless set). How late the kernel may end a parked worker's futex
@@ -101,8 +102,8 @@ struct PoolOptions {
   // worker that runs dry balances only while some worker holds two or
   // more tasks, one of them queued (running plus queued; the hand-off
   // slot's task is no thief's): the flag is set when a queueing makes one
-  // so and cleared at a tick that finds none. false: every
-  // newly idle worker balances (Overload::unknown).
+  // so and cleared at a tick that finds none. false: every newly idle
+  // worker balances (Overload::unknown).
   bool overload_gate = true;
   // default false; kernel: task_hot() in can_migrate_task(). A steal
   // leaves a task that ran within task_hot.migration_cost on its worker
@@ -450,7 +451,8 @@ class Pool {
         busy += is_idle(static_cast<CpuId>(x)) ? 0u : 1u;
       }
       const std::uint32_t pct = busy * 100 / all;
-      if (sample.pct.load(std::memory_order_relaxed) != pct) sample.pct.store(pct, std::memory_order_relaxed);
+      if (sample.pct.load(std::memory_order_relaxed) != pct)
+        sample.pct.store(pct, std::memory_order_relaxed);
       sample.at.store(now_.count(), std::memory_order_relaxed);
       return pct;
     }
@@ -1284,7 +1286,7 @@ class Pool {
   // Pending work counted off the pool (spawns from other threads, their
   // wake-ups), less the spawns that backed out of a shutdown.
   alignas(64) std::atomic<std::uint64_t> external_pending_{0};
-  alignas(64) std::atomic<bool> overloaded_{false};  // some worker can give a thief a task (can_give)
+  alignas(64) std::atomic<bool> overloaded_{false};  // some worker can give a thief a task
   std::atomic<bool> overload_kicked_{false};         // ... and a parked worker was kicked for it (note_queued)
   std::atomic<bool> stopping_{false}, exit_{false}, stopped_{false};
   std::atomic<std::uint32_t> started_{0}, pinned_{0};
