@@ -642,7 +642,7 @@ class Pool {
       t->inbox_next = head;
     } while (!w.inbox.compare_exchange_weak(head, t, std::memory_order_release, std::memory_order_relaxed));
     w.queued.fetch_add(1, std::memory_order_seq_cst);
-    note_queued(w, true);
+    note_queued(w);
     unpark(w, park_woken);
   }
   // Effects: moves w's inbox to the tail of q, oldest first.
@@ -666,17 +666,15 @@ class Pool {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
 
-  // Effects: sets the overload flag if a thief could now take a task
-  // from `w` (Worker::can_give; kernel add_nr_running, a runqueue of two
-  // or more), and kicks a parked worker to steal it: the kick w's tick
-  // would give (nohz_balancer_kick), which w cannot give while its task
-  // runs on. A task put in the hand-off slot (`stealable` false) makes
-  // no overload: no thief takes it, and the waker leaves the worker to it
-  // next. Read before written, so that a set flag's cache line stays
-  // shared. Once per overload: both flags stay set until a refresh finds
-  // no worker that can give.
-  void note_queued(const Worker& w, bool stealable) {
-    if (!stealable) return;
+  // Effects: after a task was queued on `w` (its queue, not the hand-off
+  // slot, whose task no thief takes), sets the overload flag if a thief
+  // could now take a task from `w` (Worker::can_give; kernel
+  // add_nr_running, a runqueue of two or more), and kicks a parked worker
+  // to steal it: the kick w's tick would give (nohz_balancer_kick), which
+  // w cannot give while its task runs on. Read before written, so that a
+  // set flag's cache line stays shared. Once per overload: both flags
+  // stay set until a refresh finds no worker that can give.
+  void note_queued(const Worker& w) {
     const bool kick = opts_.kick_idle_on_tick;
     if (overloaded_.load(std::memory_order_relaxed) && (!kick || overload_kicked_.load(std::memory_order_relaxed)))
       return;
@@ -949,7 +947,7 @@ class Pool {
     }
     w.run_donated = true;
     w.next = t;
-    note_queued(w, moved);  // a task in the slot is no thief's; one moved to q is
+    if (moved) note_queued(w);  // a task in the slot is no thief's; one moved to q is
   }
 
   // Effects: one balance at `level` (of kind `kind`): moves one queued
