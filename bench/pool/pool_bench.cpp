@@ -66,23 +66,27 @@ namespace {
 
 using Run = std::function<workloads::Result(const std::string& workload, const workloads::Sizes&)>;
 
-template <class Traits>
-Run pool_runner(const std::string& name, taskplace_pool::PoolOptions options = {}) {
-  return [name, options](const std::string& w, const workloads::Sizes& s) {
-    taskplace_pool::SystemPool<Traits> pool{options};
+// A run of the pool `Pool`, constructed from `args` afresh for each run.
+template <class Pool, class... Args>
+Run runner_of(const std::string& name, Args... args) {
+  return [name, args...](const std::string& w, const workloads::Sizes& s) {
+    Pool pool{args...};
     return workloads::pool::run(pool, w, s, name, std::chrono::seconds{120});
   };
 }
 
-// Current on a pool of one worker (pinned to the first CPU): no placement
-// and no stealing, every task on one CPU. Not a policy set: the reference
-// that says how much the second CPU is worth to a workload at all.
+// The pool over the running machine under the policy set Traits.
+template <class Traits>
+Run pool_runner(const std::string& name, taskplace_pool::PoolOptions options = {}) {
+  return runner_of<taskplace_pool::SystemPool<Traits>>(name, options);
+}
+
+// Current on a pool of one worker: no placement and no stealing, every
+// task on one CPU. Not a policy set: the reference that says how much the
+// second CPU is worth to a workload at all.
 Run one_worker_runner(const std::string& name) {
-  return [name](const std::string& w, const workloads::Sizes& s) {
-    taskplace_pool::Pool<taskplace::UniformTopology, taskplace::traits::Current> pool{
-        taskplace::UniformTopology{1, 1, 1, 1}};
-    return workloads::pool::run(pool, w, s, name, std::chrono::seconds{120});
-  };
+  return runner_of<taskplace_pool::Pool<taskplace::UniformTopology, taskplace::traits::Current>>(
+      name, taskplace::UniformTopology{1, 1, 1, 1});
 }
 
 // The machine's floor for a hand-off between two CPUs: two threads pinned
