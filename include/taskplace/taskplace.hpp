@@ -11,6 +11,7 @@
 #include "taskplace/concepts.hpp"
 #include "taskplace/fwd.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/placer/select_idle_sibling.hpp"
 #include "taskplace/placer/wake_affine.hpp"
 #include "taskplace/placer/wake_on_current.hpp"

@@ -45,6 +45,7 @@
 #include "taskplace/detail/math.hpp"
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/sysfs.hpp"
@@ -430,31 +431,17 @@ class Pool {
     // WakeAffine2008, which reads the wakee's weight).
     std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
     // Busy share of c's LLC, in percent (kernel SIS_UTIL input), sampled
-    // at most once a tick for the whole LLC (kernel: the LLC's
-    // nr_idle_scan, which the periodic balance writes, so that a wake-up
-    // reads one shared word instead of every CPU of the LLC): a wake-up
-    // whose time is a tick or more past the LLC's last sample, or before
-    // it (a Machine without a time, a clock read on another CPU), takes a
-    // new one, reading each worker of the LLC once; the others read the
-    // sample. A sample stands for the time it was taken at; two wake-ups
-    // sampling at once both store theirs, either is the LLC's.
+    // at most once a tick for the whole LLC (taskplace::LlcUtilizationSample;
+    // kernel: the LLC's nr_idle_scan, which the periodic balance writes):
+    // a wake-up whose time is a tick or more past the LLC's last sample,
+    // or before it (a clock read on another CPU), or a Machine without a
+    // time, takes a new one, reading each worker of the LLC once; the
+    // others read the sample.
     std::uint32_t llc_utilization_pct(CpuId c) const {
       const auto llc = p_->topo_.llc_cpus(c);
       if (std::ranges::empty(llc)) return 0;
-      auto& sample = p_->workers_[static_cast<CpuId>(*std::ranges::begin(llc))]->llc_sample;
-      const std::int64_t at = sample.at.load(std::memory_order_relaxed);
-      if (now_.count() >= at && taskplace::detail::elapsed(Nanoseconds{at}, now_) < p_->opts_.tick)
-        return sample.pct.load(std::memory_order_relaxed);
-      std::uint32_t busy = 0, all = 0;
-      for (auto x : llc) {
-        ++all;
-        busy += is_idle(static_cast<CpuId>(x)) ? 0u : 1u;
-      }
-      const std::uint32_t pct = busy * 100 / all;
-      if (sample.pct.load(std::memory_order_relaxed) != pct)
-        sample.pct.store(pct, std::memory_order_relaxed);
-      sample.at.store(now_.count(), std::memory_order_relaxed);
-      return pct;
+      return p_->workers_[static_cast<CpuId>(*std::ranges::begin(llc))]->llc_sample.read(
+          llc, [this](CpuId x) { return !is_idle(x); }, now_, p_->opts_.tick);
     }
     // Reservation state of c (MachineState O3), a copy taken under c's lock.
     reservation_cpu_state reservation(CpuId c) const
@@ -543,10 +530,7 @@ class Pool {
     // On the first worker of each LLC: the LLC's busy share and when it
     // was sampled (Machine::llc_utilization_pct); a line of its own, read
     // by every wake-up that scans the LLC and written once a tick.
-    struct alignas(64) LlcSample {
-      std::atomic<std::uint32_t> pct{0};
-      std::atomic<std::int64_t> at{INT64_MIN};
-    } llc_sample;
+    taskplace::LlcUtilizationSample llc_sample;
     // Tasks waiting to run here: queued, and in the hand-off slot; a snapshot.
     std::uint32_t waiting() const noexcept {
       return queued.load(std::memory_order_relaxed) + handoff.load(std::memory_order_relaxed);
