@@ -194,6 +194,41 @@ BOOST_AUTO_TEST_CASE(always_affine_keeps_every_wakeup_on_the_waking_worker) {
   BOOST_TEST(group.stats().migrations <= group.stats().steals);
 }
 
+BOOST_AUTO_TEST_CASE(the_llc_busy_share_is_sampled_once_a_period) {
+  using namespace std::chrono_literals;
+  CurrentGroup group{4};  // one LLC of 4 workers
+  const taskplace::Nanoseconds t = 1h;
+  BOOST_TEST(group.llc_utilization_pct(0, t) == 0u);  // no thread yet: all idle, sampled at t
+  std::uint32_t within = 99, after = 99, view = 99;
+  taskplace_fiber::run(group, [&] {
+    boost::this_fiber::yield();  // worker 0 now runs this context: busy; 1-3 have no fiber
+    within = group.llc_utilization_pct(2, t + 3ms);
+    after = group.llc_utilization_pct(1, t + 4ms);
+    view = CurrentGroup::Machine{group, t + 5ms}.llc_utilization_pct(3);
+  });
+  BOOST_TEST(within == 0u);  // the sample at t stands for llc_sample_period (4 ms)
+  BOOST_TEST(after == 25u);  // then counted again: 1 of 4 busy
+  BOOST_TEST(view == 25u);   // the placements' view reads the same sample
+  // The threads have gone and their workers with them: none counts busy.
+  group.llc_sample_period = taskplace::Nanoseconds{0};
+  BOOST_TEST(group.llc_utilization_pct(0, t + 5ms) == 0u);
+  BOOST_TEST(group.is_idle(0));
+}
+
+BOOST_AUTO_TEST_CASE(a_thread_that_leaves_while_running_a_fiber_leaves_its_worker_idle) {
+  CurrentGroup group{2};
+  bool busy_inside = false;
+  std::thread th([&] {
+    taskplace_fiber::install(group, 1);
+    boost::this_fiber::yield();  // the main context now runs through the algorithm: busy
+    busy_inside = !group.is_idle(1);
+  });  // the thread ends here; its scheduler's shutdown runs the algorithm's idle path
+  th.join();
+  BOOST_TEST(busy_inside);
+  BOOST_TEST(group.registered() == 0u);
+  BOOST_TEST(group.is_idle(1));  // not the last state of a thread that has gone
+}
+
 BOOST_AUTO_TEST_CASE(idle_workers_run_the_balancer) {
   AffineGroup group{3};
   taskplace_fiber::run(group, [&] {

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@
 #include "taskplace/detail/math.hpp"
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/sysfs.hpp"
@@ -133,6 +135,11 @@ class Group {
   bool cache_hot_steals = false;  // default false; kernel: task_hot() in can_migrate_task()
   // The cache-hot test's tunables, read only with cache_hot_steals.
   taskplace::TaskHot<> task_hot{};  // default 500us, {0, 1, 1, 1, 2}; kernel: migration_cost, cache_nice_tries
+  // How long a count of an LLC's busy workers stands for the LLC
+  // (llc_utilization_pct, the SIS_UTIL scan budget's input); zero: every
+  // scanning wake-up counts again. Kernel: the LLC's periodic balance
+  // writes nr_idle_scan (update_idle_cpu_scan), about once a tick.
+  Nanoseconds llc_sample_period{std::chrono::milliseconds{4}};  // default 4ms (a tick at HZ=250)
 
   // Effects: one worker per CPU of `topology`.
   // Throws: TopologyError when the topology has more than 4096 CPUs.
@@ -192,6 +199,33 @@ class Group {
     return s.queued.load(std::memory_order_relaxed) + (s.busy.load(std::memory_order_relaxed) ? 1u : 0u);
   }
   std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
+  // O1: the busy share of c's LLC in percent, sampled at most once every
+  // llc_sample_period for the whole LLC, on the LLC's first worker
+  // (taskplace::LlcUtilizationSample): a scanning wake-up reads one line,
+  // not every worker of the LLC. This overload reads the clock; the
+  // placements pass the time they already read (Machine).
+  std::uint32_t llc_utilization_pct(CpuId c) const { return llc_utilization_pct(c, clock_.now()); }
+  std::uint32_t llc_utilization_pct(CpuId c, Nanoseconds now) const {
+    const auto llc = topo_.llc_cpus(c);
+    if (std::ranges::empty(llc)) return 0;
+    return slots_[static_cast<CpuId>(*std::ranges::begin(llc))].llc_sample.read(
+        llc, [this](CpuId x) { return !is_idle(x); }, now, llc_sample_period);
+  }
+
+  // The group's machine state at one time (a placement's): the group's
+  // answers, with the LLC's busy share judged against that time.
+  class Machine {
+   public:
+    Machine(const Group& g, Nanoseconds now) noexcept : g_(&g), now_(now) {}
+    bool is_idle(CpuId c) const noexcept { return g_->is_idle(c); }
+    std::uint32_t nr_running(CpuId c) const noexcept { return g_->nr_running(c); }
+    std::uint64_t load(CpuId c) const noexcept { return g_->load(c); }
+    std::uint32_t llc_utilization_pct(CpuId c) const { return g_->llc_utilization_pct(c, now_); }
+
+   private:
+    const Group* g_;
+    Nanoseconds now_;
+  };
 
  private:
   friend class Algorithm<Group>;
@@ -216,6 +250,8 @@ class Group {
     // fibers (cache_hot_steals; kernel sd->nr_balance_failed). Owner
     // thread only; cleared when a thread claims the worker.
     taskplace::TaskHot<>::state hot{};
+    // On the LLC's first worker: the LLC's busy share (llc_utilization_pct).
+    taskplace::LlcUtilizationSample llc_sample;
   };
 
   // Effects: claims worker `c`. Throws std::invalid_argument when c is out
@@ -421,11 +457,12 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
         waker_key = reinterpret_cast<taskplace::TaskKey>(active);
       }
     }
+    const Nanoseconds now = g_->clock_.now();
     const auto placement = g_->placer_.place(
         {.waker = waker, .waker_key = waker_key, .wakee = &props.task,
          .wakee_key = reinterpret_cast<taskplace::TaskKey>(ctx), .waking_cpu = waking,
          .prev_cpu = props.last_worker},
-        *g_, g_->clock_.now());
+        typename G::Machine{*g_, now}, now);
     CpuId to = placement.cpu;
     if (to >= g_->worker_count() || !g_->slots_[to].registered.load(std::memory_order_acquire)) to = id_;
     if (to != waking) g_->placed_remote_.fetch_add(1, std::memory_order_relaxed);
@@ -739,6 +776,8 @@ CpuId install(G& group) {
   return worker;
 }
 
-static_assert(taskplace::MachineState<Group<>>);
+static_assert(taskplace::MachineState<Group<>> && taskplace::HasLlcUtilization<Group<>>);
+static_assert(taskplace::MachineState<Group<>::Machine> &&
+              taskplace::HasLlcUtilization<Group<>::Machine>);
 
 }  // namespace taskplace_fiber
