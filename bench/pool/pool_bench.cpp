@@ -9,7 +9,7 @@
 // each Boost.Fiber run is a child process (this program, `--fiber-child`).
 //
 //   taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD] [--pipe-rounds N]
-//                        [--runtime NAME]... [--counters]
+//                        [--hackbench-loops N] [--runtime NAME]... [--counters]
 //
 // --runtime runs Current (the baseline of every ratio) and the named
 // configurations or peers only, e.g. `--runtime AlwaysAffine` for an A/B
@@ -22,7 +22,9 @@
 //
 // --pipe-rounds sets pipe's round trips (default 100,000); a rule that
 // needs a pair to settle for a flip period (traits::SisCurrent: one second)
-// shows its steady state only in runs of some seconds.
+// shows its steady state only in runs of some seconds. --hackbench-loops
+// sets the messages each sender sends each receiver (default 200): whether
+// a run's swing outlasts a longer run.
 #include <pthread.h>
 #include <sched.h>
 
@@ -309,14 +311,14 @@ int main(int argc, char** argv) {
   bool quick = false, counters = false;
   std::string only;
   std::vector<std::string> runtimes;
-  std::uint32_t pipe_rounds = 100'000;
+  std::uint32_t pipe_rounds = 100'000, hackbench_loops = 200;
   // A mistyped option or value is an error (exit 2), not a run of
   // something else than asked.
   auto usage = [](const std::string& why) {
     std::fprintf(stderr,
                  "taskplace_pool_bench: %s\n"
                  "usage: taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD] [--pipe-rounds N]\n"
-                 "                            [--runtime NAME]... [--counters]\n"
+                 "                            [--hackbench-loops N] [--runtime NAME]... [--counters]\n"
                  "  WORKLOAD: pipe, pgbench, pgbench/C (C in 1 2 4 8 16 32), hackbench, udp_rr\n"
                  "  NAME: a row's runtime column, e.g. AlwaysAffine, \"Current hand-off\", oneTBB\n",
                  why.c_str());
@@ -343,6 +345,7 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) usage("--runtime needs a name");
       runtimes.emplace_back(argv[++i]);
     } else if (!std::strcmp(argv[i], "--pipe-rounds")) pipe_rounds = count(i, "--pipe-rounds");
+    else if (!std::strcmp(argv[i], "--hackbench-loops")) hackbench_loops = count(i, "--hackbench-loops");
     else usage(std::string("unknown argument '") + argv[i] + "'");
   }
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
@@ -425,7 +428,7 @@ int main(int argc, char** argv) {
   {
     workloads::Sizes s;
     s.hackbench_groups = 2;
-    s.hackbench_loops = 200 / div;
+    s.hackbench_loops = std::max<std::uint32_t>(1, hackbench_loops / div);
     cases.emplace_back("hackbench", s);
   }
   {
