@@ -15,8 +15,9 @@ TP_APT_PACKAGES=(
   librange-v3-dev libhwloc-dev hwloc libtbb-dev
   valgrind
 )
-# Only `scripts/bench kernel-pipe` uses these: perf (its `bench sched pipe`
-# and `stat`) and taskset, which Debian 12 ships in util-linux.
+# Only `scripts/bench kernel-pipe` and `kernel-hackbench` use these: perf
+# (its `bench sched pipe` and `bench sched messaging`, and `stat`) and
+# taskset, which Debian 12 ships in util-linux.
 # shellcheck disable=SC2034  # read by scripts/bench, which sources this file
 TP_APT_KERNEL_BENCH_PACKAGES=(linux-perf util-linux)
 
