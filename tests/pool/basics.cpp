@@ -497,15 +497,21 @@ struct CurrentWithSyncHook : taskplace::traits::Current {
 TEST_CASE("channel wake-ups carry the sync hint unless the channel is async", "[pool][placement]") {
   // Two tasks on two workers: a wake-up from the busy waking worker whose
   // queue is empty is decided by the sync rule exactly when it has the hint.
-  // Preempted workers stay idle here, so that Current keeps spreading the
-  // pair (wake-ups within one worker never reach the affine step).
+  // The options keep Current spreading the pair (pool_test::spreading;
+  // wake-ups within one worker never reach the affine step).
   const int n = static_cast<int>(pool_test::sized(5000));
-  PoolOptions spread;
-  spread.preempted_for = 0ns;
+  const PoolOptions spread = pool_test::spreading();
   SECTION("sync (the default): the sync rule decides") {
     SyncRuleHook::decided = 0;
     UniformPool<CurrentWithSyncHook> pool{pool_test::two_cpus(), spread};
     pool.block_on(ping_pong(pool, n));
+    const auto ps = pool.placer_stats();
+    const auto st = pool.stats();
+    std::string counters;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(taskplace::WakeCounter::count_); ++i)
+      counters += std::string(taskplace::to_string(static_cast<taskplace::WakeCounter>(i))) + "=" +
+                  std::to_string(ps.get(static_cast<taskplace::WakeCounter>(i))) + " ";
+    INFO(counters << "migrations=" << st.migrations << " steals=" << st.steals << " parks=" << st.parks);
     CHECK(SyncRuleHook::decided.load() > 2);
   }
   SECTION("async: only the two join wake-ups can be sync") {
@@ -521,11 +527,10 @@ TEST_CASE("a hand-off channel keeps a ping-pong pair on one worker under Current
   // WakeHint::handoff is the placer's Wakeup::current_cpu: every wake-up
   // from inside a task lands on the waking worker, where Current, left to
   // itself on an idle machine, sends each one to the idle prev (the test
-  // above). Preempted workers stay idle here so that nothing else keeps
-  // the pair together.
+  // above). The options are that test's, so that nothing else keeps the
+  // pair together.
   const int n = static_cast<int>(pool_test::sized(5000));
-  PoolOptions spread;
-  spread.preempted_for = 0ns;
+  const PoolOptions spread = pool_test::spreading();
   UniformPool<taskplace::traits::Current> pool{pool_test::two_cpus(), spread};
   pool.block_on(ping_pong(pool, n, taskplace_pool::WakeHint::handoff));
   const auto st = pool.stats();
@@ -547,8 +552,7 @@ TEST_CASE("a worker that runs dry balances only while some worker holds two or m
   // long: with the overload gate (kernel v3.16) most newly idle balances
   // are skipped at once; without it none is.
   const int n = static_cast<int>(pool_test::sized(5000));
-  PoolOptions gated, ungated;
-  gated.preempted_for = ungated.preempted_for = 0ns;
+  PoolOptions gated = pool_test::spreading(), ungated = pool_test::spreading();
   ungated.overload_gate = false;
   UniformPool<taskplace::traits::Current> a{pool_test::two_cpus(), gated};
   a.block_on(ping_pong(a, n));
