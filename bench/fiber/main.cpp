@@ -3,9 +3,12 @@
 // process-wide statics (one pool per process), so scripts/bench runs every
 // (runtime, workload, repetition) as its own process, interleaved.
 //
-//   taskplace_bench_fiber <work_stealing|shared_work|Current|AlwaysAffine|"Current hot"|"AlwaysAffine hot">
+//   taskplace_bench_fiber <work_stealing|shared_work|Current|AlwaysAffine|"Current hot"|"AlwaysAffine hot"|
+//                          "Current spin"|"AlwaysAffine spin">
 //                         <pipe|pgbench|hackbench|udp_rr> [workers] [pgbench clients]
 // "... hot": the taskplace algorithm with Group::cache_hot_steals on.
+// "... spin": with Group::idle_spin = 20 us, the example pool's
+// spin_before_park (an idle worker polls before it blocks on its futex).
 // Prints: RESULT workload runtime workers clients seconds ops/s p50_us p99_us
 //         migrations steals placed_remote   (-1: the runtime does not say)
 #include <atomic>
@@ -30,11 +33,27 @@ struct Counters {
   std::int64_t migrations = -1, steals = -1, placed_remote = -1;
 };
 
+// The taskplace algorithm's settings a runtime name's suffix turns on.
+struct Variant {
+  bool cache_hot_steals = false;
+  taskplace::Nanoseconds idle_spin{0};
+};
+Variant variant(const std::string& runtime, const std::string& base) {
+  Variant v;
+  if (runtime == base + " hot") v.cache_hot_steals = true;
+  if (runtime == base + " spin") v.idle_spin = std::chrono::microseconds{20};
+  return v;
+}
+bool names(const std::string& runtime, const std::string& base) {
+  return runtime == base || runtime == base + " hot" || runtime == base + " spin";
+}
+
 template <class WakeTraits>
-Counters run_taskplace(std::uint32_t n, const std::function<void()>& body, bool cache_hot_steals) {
+Counters run_taskplace(std::uint32_t n, const std::function<void()>& body, Variant v) {
   using G = taskplace_fiber::Group<WakeTraits>;
   G group{n};
-  group.cache_hot_steals = cache_hot_steals;
+  group.cache_hot_steals = v.cache_hot_steals;
+  group.idle_spin = v.idle_spin;
   taskplace_fiber::run(group, [&] {
     group.reset_stats();
     body();
@@ -80,10 +99,10 @@ int main(int argc, char** argv) {
     taskplace_fiber::run_threads(workers, [&](std::uint32_t) {
       boost::fibers::use_scheduling_algorithm<boost::fibers::algo::shared_work>(true);
     }, body);
-  } else if (runtime == "Current" || runtime == "Current hot") {
-    c = run_taskplace<taskplace::traits::Current>(workers, body, runtime == "Current hot");
-  } else if (runtime == "AlwaysAffine" || runtime == "AlwaysAffine hot") {
-    c = run_taskplace<taskplace::traits::AlwaysAffine>(workers, body, runtime == "AlwaysAffine hot");
+  } else if (names(runtime, "Current")) {
+    c = run_taskplace<taskplace::traits::Current>(workers, body, variant(runtime, "Current"));
+  } else if (names(runtime, "AlwaysAffine")) {
+    c = run_taskplace<taskplace::traits::AlwaysAffine>(workers, body, variant(runtime, "AlwaysAffine"));
   } else {
     std::fprintf(stderr, "unknown runtime: %s\n", runtime.c_str());
     return 2;
