@@ -315,19 +315,24 @@ class Group {
     }
     if (wake) s.cv.notify_one();
   }
-  // Effects: spins for idle_spin, then blocks until `until`, a wake-up of
-  //   c, or idle_poll from now, whichever comes first. A deadline past the
-  //   clock's range (idle_poll or idle_spin of Nanoseconds::max(): never)
-  //   saturates instead of wrapping into the past.
+  // Effects: spins for idle_spin or until `until`, whichever is sooner (a
+  //   timer due during the spin fires on time), then blocks until `until`,
+  //   a wake-up of c, or idle_poll from now, whichever comes first. A
+  //   deadline past the clock's range (idle_poll or idle_spin of
+  //   Nanoseconds::max(): never) saturates instead of wrapping into the past.
   void sleep(CpuId c, std::chrono::steady_clock::time_point until) noexcept {
+    using steady = std::chrono::steady_clock;
     Slot& s = slots_[c];
     if (idle_spin.count() > 0) {
-      const Nanoseconds spin_until = taskplace::detail::saturating_add(clock_.now(), idle_spin);
+      const auto start = steady::now();
+      // until > start: the difference is positive and fits (no overflow).
+      const Nanoseconds spin =
+          until > start ? std::min(idle_spin, std::chrono::duration_cast<Nanoseconds>(until - start)) : Nanoseconds{0};
+      const Nanoseconds spin_until = taskplace::detail::saturating_add(clock_.now(), spin);
       while (!s.pending.load(std::memory_order_acquire) && clock_.now() < spin_until) {
       }
     }
     // Compare before adding: now + idle_poll overflows for large idle_poll.
-    using steady = std::chrono::steady_clock;
     const auto now = steady::now();
     const auto poll = std::chrono::duration_cast<steady::duration>(std::max(idle_poll, Nanoseconds{0}));
     if (until > now && poll < until - now) until = now + poll;
