@@ -584,27 +584,33 @@ BOOST_AUTO_TEST_CASE(an_idle_poll_of_max_lets_an_idle_worker_sleep) {
   BOOST_TEST(cpu_ms < 50.0);  // a busy poll burns about 200 ms
 }
 
-BOOST_AUTO_TEST_CASE(an_idle_spin_polls_until_a_timer_due_sooner_and_no_longer) {
-  // The only fiber sleeps 100 ms; the spin (2 s) would outlast its timer.
-  // The worker polls instead of blocking, so it burns CPU while it waits,
-  // and it stops at the timer's deadline, so the fiber wakes on time.
-  CurrentGroup group{2};
-  group.idle_spin = std::chrono::seconds{2};
-  double cpu_ms = -1, wall_ms = -1;
-  std::thread idle([&] {
-    boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<CurrentGroup>>(group, taskplace::CpuId{1});
-    timespec a{}, b{};
-    const auto t0 = std::chrono::steady_clock::now();
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-    boost::this_fiber::sleep_for(std::chrono::milliseconds{100});
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-    wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    cpu_ms = double(b.tv_sec - a.tv_sec) * 1e3 + double(b.tv_nsec - a.tv_nsec) / 1e6;
-  });
-  idle.join();
-  BOOST_TEST(wall_ms >= 100.0);
-  BOOST_TEST(wall_ms < 1000.0);  // the whole spin would be 2000 ms
-  BOOST_TEST(cpu_ms >= 10.0);    // blocking at once burns about 0 ms (the test above)
+BOOST_AUTO_TEST_CASE(an_idle_spin_polls_until_a_timer_due_sooner_and_no_longer,
+                     *boost::unit_test::timeout(60)) {
+  // The only fiber sleeps 100 ms; the spin (2 s, or "forever") would
+  // outlast its timer. The worker polls instead of blocking, so it burns
+  // CPU while it waits, and it stops at the timer's deadline, so the fiber
+  // wakes on time.
+  for (const taskplace::Nanoseconds spin : {taskplace::Nanoseconds{std::chrono::seconds{2}}, taskplace::Nanoseconds::max()}) {
+    BOOST_TEST_CONTEXT("idle_spin " << spin.count() << " ns") {
+      CurrentGroup group{2};
+      group.idle_spin = spin;
+      double cpu_ms = -1, wall_ms = -1;
+      std::thread idle([&] {
+        boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<CurrentGroup>>(group, taskplace::CpuId{1});
+        timespec a{}, b{};
+        const auto t0 = std::chrono::steady_clock::now();
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+        boost::this_fiber::sleep_for(std::chrono::milliseconds{100});
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+        wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        cpu_ms = double(b.tv_sec - a.tv_sec) * 1e3 + double(b.tv_nsec - a.tv_nsec) / 1e6;
+      });
+      idle.join();
+      BOOST_TEST(wall_ms >= 100.0);
+      BOOST_TEST(wall_ms < 1000.0);  // the whole spin would be 2000 ms, or never end
+      BOOST_TEST(cpu_ms >= 10.0);    // blocking at once burns about 0 ms (the test above)
+    }
+  }
 }
 
 // --- Cache-hot steals (Group::cache_hot_steals, taskplace::TaskHot) ------
