@@ -590,13 +590,15 @@ BOOST_AUTO_TEST_CASE(an_idle_spin_polls_until_a_timer_due_sooner_and_no_longer,
   // outlast its timer. The worker polls instead of blocking, so it burns
   // CPU while it waits, and it stops at the timer's deadline, so the fiber
   // wakes on time.
-  for (const taskplace::Nanoseconds spin : {taskplace::Nanoseconds{std::chrono::seconds{2}}, taskplace::Nanoseconds::max()}) {
+  using taskplace::Nanoseconds;
+  for (const Nanoseconds spin : {Nanoseconds{std::chrono::seconds{2}}, Nanoseconds::max()}) {
     BOOST_TEST_CONTEXT("idle_spin " << spin.count() << " ns") {
       CurrentGroup group{2};
       group.idle_spin = spin;
       double cpu_ms = -1, wall_ms = -1;
       std::thread idle([&] {
-        boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<CurrentGroup>>(group, taskplace::CpuId{1});
+        using Algo = taskplace_fiber::Algorithm<CurrentGroup>;
+        boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{1});
         timespec a{}, b{};
         const auto t0 = std::chrono::steady_clock::now();
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);

@@ -326,8 +326,9 @@ class Group {
     if (idle_spin.count() > 0) {
       const auto start = steady::now();
       // until > start: the difference is positive and fits (no overflow).
-      const Nanoseconds spin =
-          until > start ? std::min(idle_spin, std::chrono::duration_cast<Nanoseconds>(until - start)) : Nanoseconds{0};
+      const Nanoseconds left =
+          until > start ? std::chrono::duration_cast<Nanoseconds>(until - start) : Nanoseconds{0};
+      const Nanoseconds spin = std::min(idle_spin, left);
       const Nanoseconds spin_until = taskplace::detail::saturating_add(clock_.now(), spin);
       while (!s.pending.load(std::memory_order_acquire) && clock_.now() < spin_until) {
       }
