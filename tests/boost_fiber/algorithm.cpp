@@ -29,6 +29,13 @@ using CurrentGroup = taskplace_fiber::Group<taskplace::traits::Current>;
 using AffineGroup = taskplace_fiber::Group<taskplace::traits::AlwaysAffine>;
 using Groups = boost::mpl::list<CurrentGroup, AffineGroup>;
 
+// Returns: the CPU time the calling thread has used, in milliseconds.
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
+
 void spin_us(int us) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds{us};
   while (std::chrono::steady_clock::now() < until) {
@@ -572,12 +579,10 @@ BOOST_AUTO_TEST_CASE(an_idle_poll_of_max_lets_an_idle_worker_sleep) {
   double cpu_ms = -1;
   std::thread idle([&] {
     boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<CurrentGroup>>(group, taskplace::CpuId{1});
-    timespec a{}, b{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    const double cpu0 = thread_cpu_ms();
     // Nothing to run: the dispatcher sleeps until the timer, 200 ms away.
     boost::this_fiber::sleep_for(std::chrono::milliseconds{200});
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-    cpu_ms = double(b.tv_sec - a.tv_sec) * 1e3 + double(b.tv_nsec - a.tv_nsec) / 1e6;
+    cpu_ms = thread_cpu_ms() - cpu0;
   });
   idle.join();
   BOOST_TEST(cpu_ms >= 0.0);
@@ -599,13 +604,11 @@ BOOST_AUTO_TEST_CASE(an_idle_spin_polls_until_a_timer_due_sooner_and_no_longer,
       std::thread idle([&] {
         using Algo = taskplace_fiber::Algorithm<CurrentGroup>;
         boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{1});
-        timespec a{}, b{};
         const auto t0 = std::chrono::steady_clock::now();
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+        const double cpu0 = thread_cpu_ms();
         boost::this_fiber::sleep_for(std::chrono::milliseconds{100});
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+        cpu_ms = thread_cpu_ms() - cpu0;
         wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        cpu_ms = double(b.tv_sec - a.tv_sec) * 1e3 + double(b.tv_nsec - a.tv_nsec) / 1e6;
       });
       idle.join();
       BOOST_TEST(wall_ms >= 100.0);
