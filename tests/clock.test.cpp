@@ -200,6 +200,17 @@ TEST_CASE("a calibration window below the minimum is lengthened to it", "[clock]
   }
 }
 
+TEST_CASE("a calibration window past the maximum is shortened to it, hours::max() included", "[clock]") {
+  // hours::max() does not fit nanoseconds: it saturates (SaturatingNanoseconds),
+  // then the window is cut to max_calibration (1 s), not spun for 292 years.
+  // CTest's timeout would catch a constructor that spins on.
+  static_assert(TscClock::max_calibration == std::chrono::seconds{1});
+  const TscClock clock{std::chrono::hours::max()};
+  const Nanoseconds a = clock.now();
+  const Nanoseconds b = SteadyClock{}.now();
+  CHECK(a <= b + std::chrono::milliseconds{10});  // a clock, reading steady_clock's epoch
+}
+
 TEST_CASE("the process's TSC clock is one calibration every thread shares", "[clock]") {
   const TscClock* here = &TscClock::process();
   const TscClock* there = nullptr;

@@ -175,6 +175,10 @@ class TscClock {
   static constexpr Nanoseconds default_calibration{2'000'000};
   // A shorter window is lengthened to this (1e-3 with such reads).
   static constexpr Nanoseconds min_calibration{100'000};
+  // A longer window is shortened to this: at 1 s the read jitter is below
+  // 1e-7, far under NTP's slew (rate_error_inverse), so a longer wait buys
+  // nothing, and hours::max() must not spin for 292 years.
+  static constexpr Nanoseconds max_calibration{1'000'000'000};
   // How far its rate may be from steady_clock's, as 1/rate_error_inverse:
   // the calibration refuses an error bound over 1/1024 (about 0.1%), and
   // NTP may slew CLOCK_MONOTONIC by up to 500 ppm (under 1/2048) after it.
@@ -186,14 +190,16 @@ class TscClock {
   TscClock() noexcept : TscClock(default_calibration) {}
 
   // Effects: calibrates the TSC against steady_clock over `calibration`
-  // (at least min_calibration), busy-waiting on this thread; on failure,
-  // or where there is no invariant TSC, the clock reads steady_clock.
+  // (clamped to [min_calibration, max_calibration]; a duration past
+  // nanoseconds' range saturates first), busy-waiting on this thread; on
+  // failure, or where there is no invariant TSC, the clock reads
+  // steady_clock.
   // Complexity: the window plus about 20 clock reads; a few
   // microseconds where the TSC is not used. Thread-safety: none needed
   // (touches no shared state).
-  explicit TscClock(Nanoseconds calibration) noexcept {
+  explicit TscClock(SaturatingNanoseconds calibration) noexcept {
 #if TASKPLACE_DETAIL_X86_TSC
-    calibrate(std::max(calibration, min_calibration));
+    calibrate(std::clamp<Nanoseconds>(calibration, min_calibration, max_calibration));
 #else
     (void)calibration;
 #endif
@@ -281,18 +287,26 @@ class TscClock {
 static_assert(Clock<TscClock>);
 static_assert(std::is_trivially_copyable_v<TscClock>);
 
-// A clock that moves only when told to: for tests and simulations.
+// A clock that moves only when told to: for tests and simulations. Every
+// argument is a SaturatingNanoseconds: a std::chrono duration past
+// nanoseconds' range (hours::max()) saturates, as do the moves.
 // Thread-safety: none; share one per test thread.
 class ManualClock {
  public:
   constexpr ManualClock() = default;
-  constexpr explicit ManualClock(Nanoseconds start) noexcept : now_(start) {}
+  constexpr explicit ManualClock(SaturatingNanoseconds start) noexcept : now_(start) {}
 
   constexpr Nanoseconds now() const noexcept { return now_; }
-  // Moves the clock by `d`; a negative `d` moves it backwards on purpose
-  // (policies treat that as no time passing).
-  constexpr void advance(Nanoseconds d) noexcept { now_ += d; }
-  constexpr void set(Nanoseconds t) noexcept { now_ = t; }
+  // Effects: moves the clock by `d`, saturating at Nanoseconds::max() (and
+  // min()): a clock at the end of time stays there instead of wrapping to
+  // the minimum, which would read as a clock gone backwards by 584 years.
+  // A negative `d` moves it backwards on purpose (policies treat that as
+  // no time passing). Complexity: O(1).
+  constexpr void advance(SaturatingNanoseconds d) noexcept {
+    now_ = Nanoseconds{detail::saturating_add_ns(now_.count(), d.count())};
+  }
+  // Effects: the clock reads `t` from now on.
+  constexpr void set(SaturatingNanoseconds t) noexcept { now_ = t; }
 
  private:
   Nanoseconds now_{0};

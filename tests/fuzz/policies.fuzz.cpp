@@ -267,7 +267,7 @@ void drive_reservation(fuzz::Bytes& in) {
       case 0: {
         const Nanoseconds avg = task.sleep_avg;
         r.on_wakeup(task, now);
-        FUZZ_CHECK(task.last_dequeue == Nanoseconds{0});
+        FUZZ_CHECK(task.last_dequeue == Nanoseconds{0} && !task.asleep);
         FUZZ_CHECK(task.sleep_avg >= Nanoseconds{0});
         if constexpr (!std::is_same_v<typename Res::variant, sis_cache::Rfc2023>)
           FUZZ_CHECK(task.sleep_avg <= std::max(avg, r.migration_cost));  // only short sleeps raise it
@@ -276,7 +276,7 @@ void drive_reservation(fuzz::Bytes& in) {
       case 1: {
         const auto old = cpu;
         r.on_sleep(task, cpu, in.flag(), ti + 1, now);
-        FUZZ_CHECK(task.last_dequeue == now);
+        FUZZ_CHECK(task.last_dequeue == now && task.asleep);
         if (cpu.hot_until != old.hot_until) {
           // A new reservation starts now and ends before now + migration_cost.
           FUZZ_CHECK(i128{cpu.hot_until.count()} < i128{now.count()} + r.migration_cost.count() ||

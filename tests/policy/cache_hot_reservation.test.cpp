@@ -89,7 +89,7 @@ TEMPLATE_LIST_TEST_CASE("the clock reset guard drops bogus sleeps", "[cache_hot_
   const TestType r;
   typename TestType::task_state t;
   t.sleep_avg = 40us;
-  r.on_wakeup(t, 5s);  // last_dequeue 0: never slept (or slept at the epoch)
+  r.on_wakeup(t, 5s);  // never slept: nothing to sample
   CHECK(t.sleep_avg == 40us);
   typename TestType::cpu_state c{};
   r.on_sleep(t, c, false, owner, 5s);
@@ -246,6 +246,7 @@ TEST_CASE("huge clock differences saturate", "[cache_hot_reservation]") {
   const CacheHotReservation<sc::Rfc2023, AnyTaskMayTake> r;
   CacheHotReservation<sc::Rfc2023, AnyTaskMayTake>::task_state t;
   t.last_dequeue = Nanoseconds{std::numeric_limits<std::int64_t>::min()};
+  t.asleep = true;
   r.on_wakeup(t, Nanoseconds::max());  // difference 2^64 - 1, saturated to INT64_MAX
   CHECK(t.sleep_avg == Nanoseconds{Nanoseconds::max().count() / 8});
 }

@@ -41,11 +41,10 @@ constexpr std::uint32_t saturating_add(std::uint32_t a, std::uint32_t b) noexcep
   return a > std::numeric_limits<std::uint32_t>::max() - b ? std::numeric_limits<std::uint32_t>::max() : a + b;
 }
 
-// Sum of two non-negative durations, clamped at the maximum representable.
+// Sum of two durations, clamped at the maximum (or minimum) representable
+// (saturating_add_ns, types.hpp).
 constexpr Nanoseconds saturating_add(Nanoseconds a, Nanoseconds b) noexcept {
-  const auto max = Nanoseconds::max().count();
-  if (b.count() > 0 && a.count() > max - b.count()) return Nanoseconds::max();
-  return a + b;
+  return Nanoseconds{saturating_add_ns(a.count(), b.count())};
 }
 
 // Product of two 32-bit values, exact in 64 bits (never overflows).

@@ -37,14 +37,15 @@ class alignas(64) LlcUtilizationSample {
   //   `now == Nanoseconds::max()`, the value for "no time") counts the
   //   CPUs of `llc` for which `busy(c)` holds, stores busy * 100 / all
   //   with `now` as its time, and returns it. An empty `llc` returns 0 and
-  //   stores nothing. A period of zero or less samples at every call.
+  //   stores nothing. A period of zero or less samples at every call; one
+  //   past nanoseconds' range (hours::max()) saturates: a sample for good.
   // Returns: the busy share in percent, 0..100.
   // Complexity: O(1) with a current sample; else one busy(c) per CPU of llc.
   // Thread-safety: any thread. Two calls that sample at once both store
   //   theirs; either is the LLC's (each counted the LLC at its own time).
   template <std::ranges::input_range R, class Busy>
     requires std::predicate<Busy&, CpuId>
-  std::uint32_t read(R&& llc, Busy&& busy, Nanoseconds now, Nanoseconds period) {
+  std::uint32_t read(R&& llc, Busy&& busy, Nanoseconds now, SaturatingNanoseconds period) {
     const std::int64_t at = at_.load(std::memory_order_relaxed);
     if (now != Nanoseconds::max() && now.count() >= at &&
         detail::elapsed(Nanoseconds{at}, now) < period)

@@ -229,7 +229,8 @@ struct WakeAffine2008 {
   static constexpr bool wakee_load_is_weight = true;
   std::uint32_t imbalance_pct = tunables::imbalance_pct_2008;     // 125: the 2008 MC/CPU domains'
   std::uint32_t smt_imbalance_pct = tunables::smt_imbalance_pct;  // 110: the SMT domain's
-  Nanoseconds migration_cost = tunables::migration_cost;          // kernel: sysctl_sched_migration_cost
+  // default 500us; kernel: sysctl_sched_migration_cost
+  SaturatingNanoseconds migration_cost = tunables::migration_cost;
 
   // Precondition: waking != prev, both valid.
   // Complexity: O(1) machine-state reads. Thread-safety: const.

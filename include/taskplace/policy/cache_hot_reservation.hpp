@@ -146,15 +146,18 @@ class CacheHotReservation {
   static constexpr bool fallback_to_hot_idle = Variant::fallback_to_hot_idle;
 
   // Sleeps shorter than this reserve. default 500us; kernel: sysctl_sched_migration_cost
-  Nanoseconds migration_cost = tunables::migration_cost;
+  SaturatingNanoseconds migration_cost = tunables::migration_cost;
 
   // Per-task state. Kernel: se.prev_sleep_time, se.sleep_avg.
-  // Invariant: sleep_avg >= 0. last_dequeue == 0 means "no sleep to
-  // measure" (the kernel's convention; a sleep that starts exactly at the
-  // clock's epoch is not sampled).
+  // Invariant: sleep_avg >= 0. `asleep` says whether last_dequeue holds a
+  // sleep to measure. The kernel lets prev_sleep_time == 0 say "none"; here
+  // every clock reading is a valid stamp (a clock whose epoch is the
+  // program's start reads 0 at its first sleep, a ManualClock any value),
+  // so a sleep that starts at 0 is sampled like any other.
   struct task_state {
-    Nanoseconds last_dequeue{0};  // when the task last went to sleep
+    Nanoseconds last_dequeue{0};  // when the task last went to sleep (0 when not asleep)
     Nanoseconds sleep_avg{0};     // average sleep, per Variant
+    bool asleep = false;          // on_sleep ran, and no on_wakeup since
   };
 
   // Per-CPU state. Kernel: rq->cache_hot_timeout (owner: review suggestion).
@@ -170,12 +173,13 @@ class CacheHotReservation {
 
   // Effects: the task wakes; `now` is read on its previous CPU's clock (the
   //   clock it went to sleep by). The sleep now - last_dequeue folds into
-  //   sleep_avg per Variant, only if last_dequeue != 0 and now >
-  //   last_dequeue (the clock-reset guard). last_dequeue is then cleared,
-  //   so a repeated call cannot count the same sleep twice.
+  //   sleep_avg per Variant, only if the task is asleep (on_sleep ran) and
+  //   now > last_dequeue (the clock-reset guard). The task is then awake
+  //   (asleep false, last_dequeue 0), so a repeated call cannot count the
+  //   same sleep twice.
   // Complexity: O(1). Thread-safety: one thread per task state.
   void on_wakeup(task_state& t, Nanoseconds now_on_prev_cpu) const noexcept {
-    if (t.last_dequeue != Nanoseconds{0} && now_on_prev_cpu > t.last_dequeue) {
+    if (t.asleep && now_on_prev_cpu > t.last_dequeue) {
       const std::uint64_t d = static_cast<std::uint64_t>(now_on_prev_cpu.count()) -
                               static_cast<std::uint64_t>(t.last_dequeue.count());
       constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
@@ -183,16 +187,18 @@ class CacheHotReservation {
       t.sleep_avg = detail::sis_math::non_negative(Variant::update_sleep_avg(t.sleep_avg, sample, migration_cost));
     }
     t.last_dequeue = Nanoseconds{0};
+    t.asleep = false;
   }
 
   // Effects: task `self` goes to sleep on a CPU at `now`: last_dequeue =
-  //   now. If the CPU becomes idle (nothing else runnable) and
+  //   now, asleep = true. If the CPU becomes idle (nothing else runnable) and
   //   0 < sleep_avg < migration_cost, the CPU is reserved: hot_until per
   //   Variant::reserve_until, owner = self (OwnerOnly; not stored otherwise).
   // Complexity: O(1). Thread-safety: the CPU's and the task's owner thread.
   void on_sleep(task_state& t, cpu_state& c, bool cpu_becomes_idle, TaskKey self,
                 Nanoseconds now) const noexcept {
     t.last_dequeue = now;
+    t.asleep = true;
     if (cpu_becomes_idle && t.sleep_avg > Nanoseconds{0} && t.sleep_avg < migration_cost) {
       c.hot_until = Variant::reserve_until(c.hot_until, now, t.sleep_avg);
       c.owner = self;

@@ -297,8 +297,10 @@ class NewidleCostTracker {
   using entry_gate = typename Traits::EntryGate;
   using budget = typename Traits::Budget;
 
-  Nanoseconds migration_cost = tunables::migration_cost;  // default 500us; kernel: sysctl_sched_migration_cost
-  Nanoseconds decay_period = tunables::cost_decay_period; // default 1s; kernel: HZ in update_newidle_cost
+  // default 500us; kernel: sysctl_sched_migration_cost
+  SaturatingNanoseconds migration_cost = tunables::migration_cost;
+  // default 1s; kernel: HZ in update_newidle_cost
+  SaturatingNanoseconds decay_period = tunables::cost_decay_period;
 
   // Per-CPU state; lives in the embedder's per-worker data. Make it with
   // make_state(). The idle stamp is a separate flag, not "0 = none" as in

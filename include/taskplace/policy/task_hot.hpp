@@ -126,7 +126,7 @@ class TaskHot {
 
   // A task that ran within this is hot; 0: no task is (kernel 0), < 0: every
   // task is (kernel -1). default 500us; kernel: sysctl_sched_migration_cost
-  Nanoseconds migration_cost = tunables::migration_cost;
+  SaturatingNanoseconds migration_cost = tunables::migration_cost;
   // A level moves a hot task once its failed periodic balances in a row
   // exceed this; indexed by LevelKind. default {0, 1, 1, 1, 2}; kernel:
   // sd->cache_nice_tries from sd_init()
