@@ -173,6 +173,21 @@ class WakePlacer {
                     },
                 "Traits::OnCurrent reads the last wakee: Traits::Flips needs last_wakee(state)");
 
+  // place() decides on a copy of the waker's flips and commits it, with
+  // the other writes, after every callback: those writes must not throw.
+  static_assert(std::is_nothrow_copy_constructible_v<typename flips_policy::state> &&
+                    std::is_nothrow_copy_assignable_v<typename flips_policy::state>,
+                "Traits::Flips: its state must be nothrow copyable (place() records on a copy and "
+                "commits it once every callback has run)");
+  static_assert(requires(const reservation_policy& r, typename reservation_policy::task_state& s) {
+                  { r.on_wakeup(s, Nanoseconds{}) } noexcept;
+                }, "Traits::Reservation: on_wakeup(task_state&, Nanoseconds) must be noexcept (place() "
+                   "commits it once every callback has run)");
+  static_assert(requires(stats_type& st) {
+                  { st.add(WakeCounter::wakeups, std::uint64_t{1}) } noexcept;
+                }, "Traits::Stats: counters<WakeCounter>::add must be noexcept (place() counts once "
+                   "every callback has run)");
+
   static constexpr bool reserving = !std::is_same_v<reservation_policy, NoReservation>;
   static constexpr bool tracking_overlap = overlap_policy::enabled;
   static constexpr bool tracking_duration = duration_policy::enabled;
@@ -235,106 +250,58 @@ class WakePlacer {
   // Preconditions (checked builds): w.wakee != nullptr, w.waking_cpu valid.
   // An invalid prev_cpu (offline, or no_cpu) is not an error: it is treated
   // as the waking CPU.
+  // Throws: what a callback throws (the machine state's members, the CPU
+  // filter, the topology, the hook), in checked and unchecked builds alike
+  // (place() is never noexcept); PreconditionError in checked builds.
+  // Exception safety: strong. The decision is made on copies (the waker's
+  // flips, the wakee's recent CPU) and every callback runs before the
+  // first write, the hook last; the writes (flips, overlap stamp, sleep
+  // average, recent_cpu, stats) are then committed by noexcept code. A
+  // callback that throws leaves every task state and the stats as they
+  // were.
   // Complexity: O(1) plus the bounded scan (see IdleSiblingSearch).
   // Thread-safety: const; concurrent calls are safe for distinct tasks with
   // AtomicStats or NoStats and a thread-safe hook.
   template <MachineState M, CpuFilter F = AnyCpu>
-  Placement place(const Wakeup& w, const M& machine, Nanoseconds now,
-                  const F& allowed = F{}) const TASKPLACE_NOEXCEPT {
+  Placement place(const Wakeup& w, const M& machine, Nanoseconds now, const F& allowed = F{}) const {
     const T& t = *topology_;
     const auto n = static_cast<CpuId>(t.cpu_count());
     TASKPLACE_EXPECTS(w.wakee != nullptr, "WakePlacer::place needs the wakee's state");
     TASKPLACE_EXPECTS(w.waking_cpu < n, "waking_cpu must be < cpu_count()");
     const CpuId waking = w.waking_cpu < n ? w.waking_cpu : 0;
     const CpuId prev = w.prev_cpu < n ? w.prev_cpu : waking;
-    stats_.add(WakeCounter::wakeups);
+    Decision d{};
+    d.recent = w.wakee->recent_cpu;
+    d.waking = waking;
+    d.prev = prev;
 
-    // 1. The waker's flip count, and the start of its overlap (read
-    // before the stamp: the affine step judges the overlaps measured so far).
+    // 1. The waker's flip count, on a copy (read the overlap before the
+    // stamp the commit makes: the affine step judges the overlaps measured
+    // so far).
     std::uint32_t waker_flips = 0;
     const Nanoseconds waker_overlap =
         w.waker != nullptr ? overlap_policy::average(w.waker->overlap) : Nanoseconds::max();
     if (w.waker != nullptr) {
-      flips_.record(w.waker->flips, w.wakee_key, now);
-      waker_flips = flips_.flips(w.waker->flips);
-      overlap_policy::on_wake_other(w.waker->overlap, now);
+      d.waker_flips = w.waker->flips;
+      flips_.record(d.waker_flips, w.wakee_key, now);
+      waker_flips = flips_.flips(d.waker_flips);
     }
-    if constexpr (reserving) reservation_.on_wakeup(w.wakee->sleep, now);
+    // The wakee's flips as they read after the record (a task waking
+    // itself reads its own copy).
+    const auto& wakee_flips = w.wakee == w.waker ? d.waker_flips : w.wakee->flips;
 
-    // A hand-off: the waker gives its CPU to the wakee (kernel: the
-    // WF_CURRENT_CPU test right after record_wakee).
-    if (w.current_cpu && allowed(waking))
-      return stay_on_waking(w, waking, prev, AffineReason::current_cpu, WakeReason::current_cpu);
-
-    // A pair of short tasks that wake each other stays on the waking CPU
-    // (SIS_CURRENT; after record_wakee, so the flips include this wake-up).
-    if constexpr (on_current_rule::enabled) {
-      if (w.waker != nullptr && allowed(waking) &&
-          on_current_rule::decide(WakeOnCurrentInput{
-              machine.nr_running(waking), duration_policy::average(w.waker->duration),
-              duration_policy::average(w.wakee->duration), waker_flips,
-              flips_.flips(w.wakee->flips), flips_.last_wakee(w.waker->flips),
-              flips_.last_wakee(w.wakee->flips), w.waker_key, w.wakee_key, t.cpu_count()}))
-        return stay_on_waking(w, waking, prev, AffineReason::wake_on_current, WakeReason::wake_on_current);
-    }
-
-    Placement p{};
-
-    // 2. Wide: a waker of many partners, or a wakee of many wakers, is not
-    // pulled; the partners would pile onto one CPU.
-    const std::uint32_t factor = static_cast<std::uint32_t>(factor_policy::factor(t, waking));
-    p.wide = wide_rule::wide(waker_flips, flips_.flips(w.wakee->flips), factor);
-    if (p.wide) stats_.add(WakeCounter::wide);
-
-    // 3. Affine: the waking CPU or prev?
-    if (p.wide) {
-      p.target = prev;
-      p.affine = AffineReason::wide;
-    } else if (!allowed(waking)) {
-      p.target = prev;
-      p.affine = AffineReason::waking_not_allowed;
-    } else if (waking == prev) {
-      p.target = prev;
-      p.affine = AffineReason::same_cpu;
+    if (w.current_cpu && allowed(waking)) {
+      // A hand-off: the waker gives its CPU to the wakee (kernel: the
+      // WF_CURRENT_CPU test right after record_wakee).
+      stay_on_waking(d.p, waking, AffineReason::current_cpu, WakeReason::current_cpu);
+    } else if (stays_on_current(w, machine, allowed, waking, waker_flips, d.waker_flips, wakee_flips)) {
+      stay_on_waking(d.p, waking, AffineReason::wake_on_current, WakeReason::wake_on_current);
     } else {
-      stats_.add(WakeCounter::affine_considered);
-      const AffineDecision d = affine_.decide(AffineInput<T, M>{
-          t, machine, waking, prev, w.sync, w.wakee_load, w.waker_load, waker_overlap,
-          overlap_policy::average(w.wakee->overlap)});
-      p.target = d.target;
-      p.affine = d.reason;
+      decide(d, w, machine, now, allowed, waking, prev, waker_flips, wakee_flips, waker_overlap);
     }
-    stats_.add(p.target == waking && waking != prev ? WakeCounter::affine_pulled
-                                                    : WakeCounter::prev_kept);
-
-    // 4. An idle CPU near the target.
-    if constexpr (search_policy::enabled) {
-      SearchResult r;
-      if constexpr (reserving) {
-        r = search_.search(SearchInput<T, M, F, reservation_policy>{
-            t, machine, allowed, &reservation_, w.wakee_key, now, p.target, prev,
-            &w.wakee->recent_cpu});
-      } else {
-        r = search_.search(SearchInput<T, M, F, void>{
-            t, machine, allowed, nullptr, w.wakee_key, now, p.target, prev,
-            &w.wakee->recent_cpu});
-      }
-      p.cpu = r.cpu;
-      p.reason = r.reason;
-      p.scanned = r.scanned;
-      p.reservation_skips = r.reservation_skips;
-      stats_.add(WakeCounter::scanned_cpus, r.scanned);
-      stats_.add(WakeCounter::reservation_skips, r.reservation_skips);
-    } else {
-      p.cpu = p.target;
-      p.reason = WakeReason::no_search;
-    }
-
-    // 5. Affinity: the kernel's select_fallback_rq, nearest first.
-    if (!allowed(p.cpu)) fall_back(p, allowed);
-    count_reason(p.reason);
-    emit(w, waking, prev, p);
-    return p;
+    emit(w, waking, prev, d.p);  // the last callback
+    commit(w, d, now);
+    return d.p;
   }
 
   // Effects: the task goes to sleep on `cpu`; with a reservation policy,
@@ -377,26 +344,138 @@ class WakePlacer {
   hook_type& hook() noexcept { return hook_; }
 
  private:
-  // Returns: the waking CPU, decided before the wide and affine steps and
-  // without a search (a hand-off, or a pair WakeOnCurrent keeps), counted
-  // and reported like every placement.
-  Placement stay_on_waking(const Wakeup& w, CpuId waking, CpuId prev, AffineReason a,
-                           WakeReason r) const {
+  // A decision not yet applied: the placement, the waker's flips after the
+  // record, the wakee's recent CPU after the search.
+  struct Decision {
     Placement p{};
+    typename flips_policy::state waker_flips{};
+    CpuId recent = no_cpu;
+    CpuId waking = 0;
+    CpuId prev = 0;
+    bool stepped = false;            // went through the wide / affine steps
+    bool affine_considered = false;  // asked the affine policy
+  };
+
+  // Returns: whether a pair of short tasks that wake each other stays on
+  // the waking CPU (SIS_CURRENT; after record_wakee, so the flips include
+  // this wake-up).
+  template <class M, class F, class FlipState>
+  bool stays_on_current(const Wakeup& w, const M& machine, const F& allowed, CpuId waking,
+                        std::uint32_t waker_flips, const FlipState& waker_state,
+                        const FlipState& wakee_state) const {
+    if constexpr (on_current_rule::enabled) {
+      return w.waker != nullptr && allowed(waking) &&
+             on_current_rule::decide(WakeOnCurrentInput{
+                 machine.nr_running(waking), duration_policy::average(w.waker->duration),
+                 duration_policy::average(w.wakee->duration), waker_flips, flips_.flips(wakee_state),
+                 flips_.last_wakee(waker_state), flips_.last_wakee(wakee_state), w.waker_key, w.wakee_key,
+                 topology_->cpu_count()});
+    } else {
+      (void)w, (void)machine, (void)allowed, (void)waking, (void)waker_flips, (void)waker_state,
+          (void)wakee_state;
+      return false;
+    }
+  }
+
+  // Effects: the waking CPU, decided before the wide and affine steps and
+  // without a search (a hand-off, or a pair WakeOnCurrent keeps).
+  static void stay_on_waking(Placement& p, CpuId waking, AffineReason a, WakeReason r) noexcept {
     p.cpu = p.target = waking;
     p.affine = a;
     p.reason = r;
-    count_reason(r);
-    emit(w, waking, prev, p);
-    return p;
   }
+
+  // Effects: steps 2-5 into d (d.recent is the search's copy of the
+  // wakee's recent CPU); writes nothing else.
+  template <class M, class F, class FlipState>
+  void decide(Decision& d, const Wakeup& w, const M& machine, Nanoseconds now, const F& allowed,
+              CpuId waking, CpuId prev, std::uint32_t waker_flips, const FlipState& wakee_flips,
+              Nanoseconds waker_overlap) const {
+    const T& t = *topology_;
+    Placement& p = d.p;
+    d.stepped = true;
+
+    // 2. Wide: a waker of many partners, or a wakee of many wakers, is not
+    // pulled; the partners would pile onto one CPU.
+    const std::uint32_t factor = static_cast<std::uint32_t>(factor_policy::factor(t, waking));
+    p.wide = wide_rule::wide(waker_flips, flips_.flips(wakee_flips), factor);
+
+    // 3. Affine: the waking CPU or prev?
+    if (p.wide) {
+      p.target = prev;
+      p.affine = AffineReason::wide;
+    } else if (!allowed(waking)) {
+      p.target = prev;
+      p.affine = AffineReason::waking_not_allowed;
+    } else if (waking == prev) {
+      p.target = prev;
+      p.affine = AffineReason::same_cpu;
+    } else {
+      d.affine_considered = true;
+      const AffineDecision a = affine_.decide(AffineInput<T, M>{
+          t, machine, waking, prev, w.sync, w.wakee_load, w.waker_load, waker_overlap,
+          overlap_policy::average(w.wakee->overlap)});
+      p.target = a.target;
+      p.affine = a.reason;
+    }
+
+    // 4. An idle CPU near the target.
+    if constexpr (search_policy::enabled) {
+      SearchResult r;
+      if constexpr (reserving) {
+        r = search_.search(SearchInput<T, M, F, reservation_policy>{
+            t, machine, allowed, &reservation_, w.wakee_key, now, p.target, prev, &d.recent});
+      } else {
+        r = search_.search(SearchInput<T, M, F, void>{t, machine, allowed, nullptr, w.wakee_key, now,
+                                                      p.target, prev, &d.recent});
+      }
+      p.cpu = r.cpu;
+      p.reason = r.reason;
+      p.scanned = r.scanned;
+      p.reservation_skips = r.reservation_skips;
+    } else {
+      p.cpu = p.target;
+      p.reason = WakeReason::no_search;
+    }
+
+    // 5. Affinity: the kernel's select_fallback_rq, nearest first.
+    if (!allowed(p.cpu)) fall_back(p, allowed);
+  }
+
+  // Effects: applies d: the waker's flips and overlap stamp, the wakee's
+  // sleep average and recent CPU, the stats. Writes only; nothing here
+  // calls the embedder or can throw.
+  void commit(const Wakeup& w, const Decision& d, Nanoseconds now) const noexcept {
+    if (w.waker != nullptr) {
+      w.waker->flips = d.waker_flips;
+      overlap_policy::on_wake_other(w.waker->overlap, now);
+    }
+    if constexpr (reserving) reservation_.on_wakeup(w.wakee->sleep, now);
+    w.wakee->recent_cpu = d.recent;
+
+    const Placement& p = d.p;
+    stats_.add(WakeCounter::wakeups);
+    if (d.stepped) {
+      if (p.wide) stats_.add(WakeCounter::wide);
+      if (d.affine_considered) stats_.add(WakeCounter::affine_considered);
+      stats_.add(p.target == d.waking && d.waking != d.prev ? WakeCounter::affine_pulled
+                                                            : WakeCounter::prev_kept);
+      if constexpr (search_policy::enabled) {
+        stats_.add(WakeCounter::scanned_cpus, p.scanned);
+        stats_.add(WakeCounter::reservation_skips, p.reservation_skips);
+      }
+      if (p.reason == WakeReason::affinity_fallback || p.reason == WakeReason::affinity_empty)
+        stats_.add(WakeCounter::affinity_fallback);
+    }
+    count_reason(p.reason);
+  }
+
   void emit(const Wakeup& w, CpuId waking, CpuId prev, const Placement& p) const {
     if constexpr (detail::hook_enabled<hook_type>()) hook_(WakeEvent{w.waker_key, w.wakee_key, waking, prev, p});
   }
   template <class F>
   void fall_back(Placement& p, const F& allowed) const {
     const T& t = *topology_;
-    stats_.add(WakeCounter::affinity_fallback);
     for (auto c : t.llc_cpus(p.target)) {
       if (allowed(static_cast<CpuId>(c))) {
         p.cpu = static_cast<CpuId>(c);
