@@ -589,6 +589,21 @@ BOOST_AUTO_TEST_CASE(an_idle_poll_of_max_lets_an_idle_worker_sleep) {
   BOOST_TEST(cpu_ms < 50.0);  // a busy poll burns about 200 ms
 }
 
+BOOST_AUTO_TEST_CASE(the_groups_durations_saturate_when_set_past_nanoseconds_range) {
+  // hours::max() used to wrap (a signed overflow) to a small or negative
+  // value; it is "never" now, Nanoseconds::max(), as the tunables say.
+  using std::chrono::hours;
+  CurrentGroup group{2};
+  group.idle_poll = hours::max();
+  group.idle_spin = hours::max();
+  group.llc_sample_period = hours::max();
+  BOOST_TEST(group.idle_poll.count() == taskplace::Nanoseconds::max().count());
+  BOOST_TEST(group.idle_spin.count() == taskplace::Nanoseconds::max().count());
+  BOOST_TEST(group.llc_sample_period.count() == taskplace::Nanoseconds::max().count());
+  group.idle_spin = hours::min();
+  BOOST_TEST(group.idle_spin.count() == taskplace::Nanoseconds::min().count());
+}
+
 BOOST_AUTO_TEST_CASE(an_idle_spin_polls_until_a_timer_due_sooner_and_no_longer,
                      *boost::unit_test::timeout(60)) {
   // The only fiber sleeps 100 ms; the spin (2 s, or "forever") would

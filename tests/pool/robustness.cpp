@@ -233,6 +233,67 @@ TEST_CASE("work that moves between timers, run queues and children while the poo
 
 // --- the constructor -------------------------------------------------------------
 
+namespace {
+// Calls its own pool's shutdown(); says what it threw, or "" for nothing.
+task<std::string> stops_own_pool(CurrentPool& pool, bool catch_it) {
+  if (!catch_it) {
+    (void)pool.shutdown();
+    co_return "";
+  }
+  try {
+    (void)pool.shutdown();
+  } catch (const std::logic_error& e) {
+    co_return e.what();
+  }
+  co_return "";
+}
+}  // namespace
+
+TEST_CASE("a task that shuts its own pool down gets std::logic_error, and the pool stops later",
+          "[pool][shutdown]") {
+  // It used to end the program: the worker joined itself (std::system_error
+  // "Resource deadlock avoided"), shutdown() was then marked done without
+  // the workers joined, and ~Pool destroyed joinable threads.
+  SECTION("the task catches it") {
+    CurrentPool pool{pool_test::two_cpus()};
+    const std::string what = pool.block_on(stops_own_pool(pool, true));
+    CHECK_THAT(what, Catch::Contains("Pool::shutdown") && Catch::Contains("own tasks"));
+    CHECK(pool.block_on(twice(21)) == 42);  // nothing changed: the pool runs on
+    const auto rep = pool.shutdown();
+    CHECK(rep.completed == 2);
+    CHECK(rep.abandoned == 0);
+  }
+  SECTION("the task does not catch it: it fails, and ~Pool stops the pool") {
+    std::optional<CurrentPool> pool;
+    pool.emplace(pool_test::two_cpus());
+    CHECK_THROWS_AS(pool->block_on(stops_own_pool(*pool, false)), std::logic_error);
+    CHECK(pool->stats().failed == 1);
+    pool.reset();  // joins every worker: no std::terminate
+  }
+}
+
+TEST_CASE("pool options and waits set from durations past nanoseconds' range saturate", "[pool][options]") {
+  using std::chrono::hours;
+  PoolOptions o{.tick = hours::max(), .spin_before_park = hours::max(), .timer_slack = hours::max(),
+                .preempt_gap = hours::min(), .preempted_for = hours::max()};
+  CHECK(o.tick == Nanoseconds::max());
+  CHECK(o.spin_before_park == Nanoseconds::max());
+  CHECK(o.timer_slack == Nanoseconds::max());
+  CHECK(o.preempt_gap == Nanoseconds::min());
+  CHECK(o.preempted_for == Nanoseconds::max());
+  o.tick = hours::max();
+  CHECK(o.tick == Nanoseconds::max());
+
+  // A wait_for of hours::max() waits for the task (no overflow of the
+  // deadline); one of hours::min() does not wait.
+  CurrentPool pool{pool_test::two_cpus()};
+  auto h = pool.spawn(twice(4));
+  CHECK(h.wait_for(hours::max()));
+  CHECK(h.wait_for(hours::min()));
+  CHECK(h.get() == 8);
+  (void)pool.shutdown();
+}
+
 TEST_CASE("a pool whose worker thread cannot start throws from its constructor",
           "[pool][shutdown]") {
   // In a child process: every new thread asks for a 256 MiB stack and the

@@ -116,8 +116,10 @@ class Group {
 
   // How long an idle worker sleeps at most before it looks at the other
   // workers' queues again (ungated, see Algorithm::pick_next);
-  // Nanoseconds::max() = never (it then looks only when woken).
-  Nanoseconds idle_poll{std::chrono::milliseconds{1}};  // default 1ms; kernel: the nohz idle-balance kick
+  // Nanoseconds::max() = never (it then looks only when woken; a longer
+  // std::chrono duration, hours::max(), saturates to it). default 1ms;
+  // kernel: the nohz idle-balance kick.
+  taskplace::SaturatingNanoseconds idle_poll{std::chrono::milliseconds{1}};
   // A worker lets at most this many fibers run before its dispatcher (which
   // collects fibers woken from other threads and expired timers) runs.
   std::uint32_t dispatch_every = 8;  // default 8; kernel: none (Boost.Fiber's dispatcher)
@@ -125,7 +127,7 @@ class Group {
   // blocked thread costs a futex round trip, as waking an idle CPU costs an
   // IPI and the idle exit. Off by default: on machines with fewer cores
   // than workers the spin takes the CPU from the waker.
-  Nanoseconds idle_spin{0};  // default 0 (off); kernel: the cpuidle poll state
+  taskplace::SaturatingNanoseconds idle_spin{};  // default 0 (off); kernel: the cpuidle poll state
   // A steal (the newidle balance and the idle polls) leaves a fiber that
   // ran within task_hot.migration_cost on its worker, until that level's
   // periodic balances (the idle polls) have found only such fibers more
@@ -139,7 +141,8 @@ class Group {
   // (llc_utilization_pct, the SIS_UTIL scan budget's input); zero: every
   // scanning wake-up counts again. Kernel: the LLC's periodic balance
   // writes nr_idle_scan (update_idle_cpu_scan), about once a tick.
-  Nanoseconds llc_sample_period{std::chrono::milliseconds{4}};  // default 4ms (a tick at HZ=250)
+  // default 4ms (a tick at HZ=250)
+  taskplace::SaturatingNanoseconds llc_sample_period{std::chrono::milliseconds{4}};
 
   // Effects: one worker per CPU of `topology`.
   // Throws: TopologyError when the topology has more than 4096 CPUs.
@@ -328,14 +331,15 @@ class Group {
       // until > start: the difference is positive and fits (no overflow).
       const Nanoseconds left =
           until > start ? std::chrono::duration_cast<Nanoseconds>(until - start) : Nanoseconds{0};
-      const Nanoseconds spin = std::min(idle_spin, left);
+      const Nanoseconds spin = std::min<Nanoseconds>(idle_spin, left);
       const Nanoseconds spin_until = taskplace::detail::saturating_add(clock_.now(), spin);
       while (!s.pending.load(std::memory_order_acquire) && clock_.now() < spin_until) {
       }
     }
     // Compare before adding: now + idle_poll overflows for large idle_poll.
     const auto now = steady::now();
-    const auto poll = std::chrono::duration_cast<steady::duration>(std::max(idle_poll, Nanoseconds{0}));
+    const auto poll =
+        std::chrono::duration_cast<steady::duration>(std::max<Nanoseconds>(idle_poll, Nanoseconds{0}));
     if (until > now && poll < until - now) until = now + poll;
     std::unique_lock lk(s.m);
     if (!s.flag && s.q.empty()) {

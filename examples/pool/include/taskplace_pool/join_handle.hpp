@@ -139,13 +139,22 @@ class JoinHandle {
     return s.done;
   }
   // Effects: blocks this thread (not a worker) until the task is done (see
-  // done()), at most `d`. Returns: whether it is.
+  // done()), at most `d`. `d` saturates (taskplace::saturating_ns); a wait
+  // of 2^62 ns (146 years) or more has no timeout, as sleep_for's, since
+  // the condition variable would add it to steady_clock::now() and
+  // overflow (hours::max()). Returns: whether it is.
   template <class Rep, class Period>
   bool wait_for(std::chrono::duration<Rep, Period> d) const {
     check_off_pool();
     auto& s = state();
     std::unique_lock lk(s.m_);
-    return s.cv.wait_for(lk, d, [&] { return s.done; });
+    const auto done = [&] { return s.done; };
+    const Nanoseconds ns = taskplace::saturating_ns(d);
+    if (ns.count() >= (std::int64_t{1} << 62)) {
+      s.cv.wait(lk, done);
+      return true;
+    }
+    return s.cv.wait_for(lk, ns, done);
   }
   // Effects: blocks this thread until the task finished. Returns its value
   // or rethrows its exception. Throws std::logic_error on a worker thread

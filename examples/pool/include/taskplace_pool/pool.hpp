@@ -69,13 +69,15 @@ enum class Pinning : std::uint8_t {
   simulate_failure,  // behave as if the OS refused every pin (for tests)
 };
 
+// Every duration here is a taskplace::SaturatingNanoseconds: one that does
+// not fit nanoseconds (hours::max()) saturates at Nanoseconds::max().
 struct PoolOptions {
   Pinning pinning = Pinning::automatic;
   // default 4ms; kernel: TICK_NSEC at HZ=250 (scheduler_tick, nohz kick).
-  Nanoseconds tick = 4ms;
+  taskplace::SaturatingNanoseconds tick = 4ms;
   // default 20us; kernel: none (cpuidle's poll state); how long a worker
   // with nothing to do spins before it parks on its futex.
-  Nanoseconds spin_before_park = 20us;
+  taskplace::SaturatingNanoseconds spin_before_park = 20us;
   // A worker with queued work at its tick wakes one parked worker, which
   // steals (kernel nohz_balancer_kick). default true. A worker running a
   // long task has no tick (tasks are not interrupted), so two more cases
@@ -90,15 +92,15 @@ struct PoolOptions {
   // 50us unless set). How late the kernel may end a parked worker's futex
   // wait for its next timer: the precision of sleep_for. 0: leave the
   // thread's own slack.
-  Nanoseconds timer_slack = 1us;
+  taskplace::SaturatingNanoseconds timer_slack = 1us;
   // default 50us; kernel: none. A worker that finds it lost its CPU for
   // longer than this (a gap in its spin loop, a late return from its
   // futex) counts as preempted: its CPU is shared with other threads.
-  Nanoseconds preempt_gap = 50us;
+  taskplace::SaturatingNanoseconds preempt_gap = 50us;
   // default 8ms (two ticks); kernel: vcpu_is_preempted() in
   // available_idle_cpu(). How long after a preemption the placer is told
   // that the worker is not idle, however empty its queue. 0: never.
-  Nanoseconds preempted_for = 8ms;
+  taskplace::SaturatingNanoseconds preempted_for = 8ms;
   // default true; kernel: the root domain's overload flag (v3.16). A
   // worker that runs dry balances only while some worker holds two or
   // more tasks, one of them queued (running plus queued; the hand-off
@@ -194,7 +196,7 @@ struct Root {
 // the counters can be read while the pool runs; placer_stats() and
 // balancer_stats() sum them.
 // Thread-safety: spawn / block_on / stats from any thread; shutdown from
-// one thread off the pool.
+// one thread off the pool (from a task of the pool it throws).
 template <taskplace::Topology Topo = taskplace::SysfsTopology, class WakeTraits = taskplace::traits::Current,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 class Pool {
@@ -326,7 +328,15 @@ class Pool {
   // pool and destroyed in their turn, unresumed. Idempotent. Call it
   // after threads off the pool stopped signalling the pool's tasks.
   // Returns: how many tasks completed and how many were abandoned.
+  // Throws: std::logic_error, with nothing changed, when one of this
+  // pool's own tasks calls it: its worker cannot join itself, and the pool
+  // cannot stop while the caller runs. The task may catch it and return;
+  // a later shutdown() (or ~Pool) from off the pool stops the pool as ever.
   ShutdownReport shutdown() {
+    if (this_worker() != nullptr)
+      throw std::logic_error(
+          "taskplace_pool::Pool::shutdown called by one of the pool's own tasks; call it from a thread off "
+          "the pool");
     std::lock_guard guard(shutdown_m_);
     if (!stopped_.exchange(true)) {
       stop_workers();
@@ -707,7 +717,8 @@ class Pool {
   // preempt_gap, it is not idle for the placer for preempted_for.
   void note_gap(Worker& w, Nanoseconds gap, Nanoseconds now) const noexcept {
     if (gap > opts_.preempt_gap && opts_.preempted_for > Nanoseconds{0})
-      w.preempted_until.store((now + opts_.preempted_for).count(), std::memory_order_relaxed);
+      w.preempted_until.store(taskplace::detail::saturating_add_ns(now.count(), opts_.preempted_for.count()),
+                              std::memory_order_relaxed);
   }
 
   // The placement of a woken task: ask the placer, queue it there. The
@@ -1150,7 +1161,9 @@ class Pool {
   // Returns: a task found while spinning or after waking, or null.
   detail::TaskControl* spin_then_park(Worker& w) {
     Nanoseconds last = clock_.now();
-    const Nanoseconds until = last + opts_.spin_before_park;
+    // Saturating: a spin_before_park of Nanoseconds::max() spins until work comes.
+    const Nanoseconds until{
+        taskplace::detail::saturating_add_ns(last.count(), opts_.spin_before_park.count())};
     for (std::uint32_t i = 0;; ++i) {
       if (w.queued.load(std::memory_order_relaxed) > 0) return pop_local(w);
       if ((i & 63) == 63) {
@@ -1189,7 +1202,7 @@ class Pool {
     // worker may be stuck in a long task, which neither ticks nor kicks,
     // so this worker wakes when that tick would have kicked it.
     // (A tick under 1 us counts as 1 us: a zero timeout is no timeout.)
-    const Nanoseconds tick = std::max(opts_.tick, Nanoseconds{1000});
+    const Nanoseconds tick = std::max<Nanoseconds>(opts_.tick, Nanoseconds{1000});
     if (overload_seen && (timeout == Nanoseconds{0} || timeout > tick)) timeout = tick;
     bump(w.parks);
     detail::futex_wait(w.park, park_parked, timeout);

@@ -6,31 +6,23 @@
 
 #include <chrono>
 #include <coroutine>
-#include <ratio>
+#include <cstdint>
 
 #include "taskplace_pool/core.hpp"
 
 namespace taskplace_pool {
 
 namespace detail {
-// Returns: `d` in nanoseconds, saturated: zero for a negative (or NaN)
-// duration, Nanoseconds::max() for one at or past 2^62 ns (146 years)
-// (which a plain duration_cast would overflow, e.g. hours::max()).
+// Returns: `d` in nanoseconds, saturated (taskplace::saturating_ns): zero
+// for a negative (or NaN) duration, Nanoseconds::max() for one at or past
+// 2^62 ns (146 years) (which a plain duration_cast would overflow, e.g.
+// hours::max()).
 template <class Rep, class Period>
 Nanoseconds saturating_ns(std::chrono::duration<Rep, Period> d) {
-  using Wide = std::chrono::duration<long double, std::nano>;
-  const long double ns = std::chrono::duration_cast<Wide>(d).count();
-  if (!(ns > 0)) return Nanoseconds{0};
-  if (ns >= 0x1p62L) return Nanoseconds::max();
-  // duration_cast is exact and in range unless it multiplies and divides
-  // (a period such as 1/3 s, where its product could overflow).
-  using Factor = std::ratio_divide<Period, std::nano>;
-  constexpr bool exact = !std::chrono::treat_as_floating_point_v<Rep> &&
-                         (Factor::num == 1 || Factor::den == 1);
-  if constexpr (exact)
-    return std::chrono::duration_cast<Nanoseconds>(d);
-  else
-    return Nanoseconds{static_cast<Nanoseconds::rep>(ns)};
+  const Nanoseconds ns = taskplace::saturating_ns(d);
+  if (ns <= Nanoseconds{0}) return Nanoseconds{0};
+  if (ns.count() >= (std::int64_t{1} << 62)) return Nanoseconds::max();
+  return ns;
 }
 }  // namespace detail
 
