@@ -212,8 +212,8 @@ struct GateBaseline {
 };
 
 #if TASKPLACE_BENCH_HAVE_NEWIDLE
-// The policy path: NewidleCostTracker<> (today's kernel: FirstLevelGate,
-// LevelBudget) on states carrying the same histories, written into the
+// The policy path: NewidleCostTracker<> (today's kernel: newidle_gate::FirstLevel2022,
+// level_budget::Spent2014) on states carrying the same histories, written into the
 // public state fields as an embedder restoring a snapshot would.
 struct GatePolicy {
   using Tracker = taskplace::NewidleCostTracker<>;
@@ -265,7 +265,7 @@ inline std::vector<ReservationInput> reservation_inputs(std::uint32_t seed = 5) 
 }
 
 #if TASKPLACE_BENCH_HAVE_RESERVATION
-// The policy path: CacheHotReservation<> (V2, AnyTaskMayTake). Its
+// The policy path: CacheHotReservation<> (HalveLong2023, AnyTaskMayTake). Its
 // cpu_state is the timeout alone (AnyTaskMayTake stores no owner; the
 // owner given below is dropped), 8 bytes like the baseline's.
 struct ReservationPolicy {

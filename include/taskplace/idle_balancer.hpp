@@ -33,25 +33,25 @@ namespace taskplace {
 namespace newidle {
 // Balance at every level whenever idle: no cost limit at all.
 struct NoLimit : DefaultNewidleTraits {
-  using EntryGate = NoEntryGate;
-  using Budget = NoLevelBudget;
+  using EntryGate = newidle_gate::None;
+  using Budget = level_budget::None;
 };
 // 2009-2013: skip when avg_idle < migration_cost, otherwise walk every
-// level; avg_idle by the overestimating Pre2013 rule, capped at twice
+// level; avg_idle by the overestimating avg_idle::Saturate2009 rule, capped at twice
 // migration_cost (no balance cost was kept before seed 003).
 struct Gate2009 : DefaultNewidleTraits {
-  using Estimator = Pre2013;
-  using Schedule = DecayEverySecond;
-  using EntryGate = MigrationCostGate;
-  using Budget = NoLevelBudget;
+  using Estimator = avg_idle::Saturate2009;
+  using Schedule = cost_decay::EverySecond2014;
+  using EntryGate = newidle_gate::MigrationCost2009;
+  using Budget = level_budget::None;
   static constexpr bool cap_avg_idle_on_cost = false;
 };
 // v3.13 (seed 003 as merged): per-level cost budget on top of the 2009
 // gate, decaying once a second.
 struct PerLevel2013 : DefaultNewidleTraits {
-  using Schedule = DecayEverySecond;
-  using EntryGate = MigrationCostGate;
-  using Budget = LevelBudget;
+  using Schedule = cost_decay::EverySecond2014;
+  using EntryGate = newidle_gate::MigrationCost2009;
+  using Budget = level_budget::Spent2014;
 };
 // v6.17 (2025, reverted in v6.18): a level whose attempt found nothing
 // records 3/2 of its maximum, capped at migration_cost + 200 ns.
@@ -60,7 +60,7 @@ struct BumpFailed2025 : DefaultNewidleTraits {
 };
 // Today's kernel's cost tracking (its success-rate dice are the balancer's
 // Attempts member: see traits::Balance).
-struct Current : DefaultNewidleTraits {};
+struct StampGuard2026 : DefaultNewidleTraits {};
 }  // namespace newidle
 
 struct DefaultBalanceTraits {
@@ -84,7 +84,8 @@ struct Balance : DefaultBalanceTraits {
 };
 // Today's kernel (v7.0 on): the current cost tracking and the success-rate
 // dice with the rate term.
-using BalanceKernel2026 = Balance<newidle::Current, NewidleSuccessRate<success_rate::ProportionalRate2026>>;
+using BalanceLinux2026 =
+    Balance<newidle::StampGuard2026, NewidleSuccessRate<success_rate::ProportionalRate2026>>;
 }  // namespace traits
 
 namespace detail {

@@ -27,7 +27,7 @@ inline constexpr Nanoseconds flip_decay_period = 1s;
 
 // The base of the CFS minimum granularity before EEVDF: 0.75 ms, scaled by
 // 1 + log2(min(CPUs, 8)) (SCHED_TUNABLESCALING_LOG), so 3 ms from 8 CPUs
-// on. Read by sis_current::V7. kernel: sysctl_sched_min_granularity
+// on. Read by sis_current::Granularity2023. kernel: sysctl_sched_min_granularity
 // (normalized_sysctl_sched_min_granularity).
 inline constexpr Nanoseconds min_granularity_base = 750us;
 

@@ -175,12 +175,12 @@ TEST_CASE("the baselines always and never pull", "[wake_affine]") {
   ScriptedMachine<> m{12};
   m.busy(0, 5, 9000);
   const AffineInput<UniformTopology, ScriptedMachine<>> in{westmere, m, 0, 1};
-  CHECK(AffineAlways{}.decide(in).target == 0);
-  CHECK(AffineAlways{}.decide(in).reason == AffineReason::forced_waking);
-  CHECK(AffineNever{}.decide(in).target == 1);
-  CHECK(AffineNever{}.decide(in).reason == AffineReason::forced_prev);
-  static_assert(NeverWide::wide(1000, 1000, 1) == false);
-  static_assert(AlwaysWide::wide(0, 0, 1000) == true);
+  CHECK(affine::Always{}.decide(in).target == 0);
+  CHECK(affine::Always{}.decide(in).reason == AffineReason::forced_waking);
+  CHECK(affine::Never{}.decide(in).target == 1);
+  CHECK(affine::Never{}.decide(in).reason == AffineReason::forced_prev);
+  static_assert(wide::Never::wide(1000, 1000, 1) == false);
+  static_assert(wide::Always::wide(0, 0, 1000) == true);
 }
 
 TEST_CASE("every affine reason has a name", "[wake_affine]") {

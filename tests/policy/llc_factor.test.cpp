@@ -135,7 +135,7 @@ TEST_CASE("SMT doubles the LLC factor but not the cores-per-LLC factor", "[llc_f
 TEST_CASE("SMT makes a wake-up less likely to be wide under the LLC factor", "[llc_factor]") {
   const FakeTopology plain(1, 1, 12, 1);
   const FakeTopology smt(1, 1, 12, 2);
-  // A dispatcher with 300 flips waking a worker with 13 (Symmetric2015,
+  // A dispatcher with 300 flips waking a worker with 13 (wide::Symmetric2015,
   // lo >= f && hi >= f*lo):
   //   no SMT, f = 12: 13 >= 12 and 300 >= 156 -> wide;
   //   SMT,    f = 24: 13 >= 24 fails          -> affine (pulled);
@@ -163,7 +163,7 @@ TEST_CASE("an AMD-shaped machine has small LLCs inside big nodes", "[llc_factor]
   const FakeTopology intel(1, 1, 56, 2);
   CHECK(LlcFactor::factor(intel, 0) == 112);
   CHECK(LlcFactor::factor(intel, 0) / LlcFactor::factor(amd, 0) == 7);
-  // A worker with 20 flips (Symmetric2015): on AMD (f = 16) it passes
+  // A worker with 20 flips (wide::Symmetric2015): on AMD (f = 16) it passes
   // lo >= f, so the dispatcher needs 16*20 = 320 flips to be wide; on the
   // Intel socket (f = 112) 20 >= 112 fails and no dispatcher is wide.
   using W = taskplace::WideDetector<>;
@@ -337,7 +337,7 @@ TEST_CASE("the cluster factor turns a wake-up wide that the LLC factor keeps aff
   const auto t = hybrid();
   using W = taskplace::WideDetector<>;
   // An E-core dispatcher with 60 flips waking a worker with 5
-  // (Symmetric2015, lo >= f && hi >= f*lo), waking on CPU 5:
+  // (wide::Symmetric2015, lo >= f && hi >= f*lo), waking on CPU 5:
   //   ClusterFactor f = 4:  5 >= 4 and 60 >= 20 -> wide (spread over the LLC);
   //   LlcFactor     f = 12: 5 >= 12 fails       -> affine (pulled).
   CHECK(W::wide(60, 5, ClusterFactor::factor(t, 5)));
@@ -347,8 +347,8 @@ TEST_CASE("the cluster factor turns a wake-up wide that the LLC factor keeps aff
   CHECK_FALSE(W::wide(19, 5, ClusterFactor::factor(t, 5)));
   // Waking on a P-core (no cluster level) both factors are 12: affine.
   CHECK_FALSE(W::wide(60, 5, ClusterFactor::factor(t, 1)));
-  // Wang2013 (e > f && w > f*e) agrees: 5 > 4 and 60 > 20 -> wide; 5 > 12 fails.
-  using W13 = taskplace::WideDetector<taskplace::Wang2013>;
+  // wide::OneSided2013 (e > f && w > f*e) agrees: 5 > 4 and 60 > 20 -> wide; 5 > 12 fails.
+  using W13 = taskplace::WideDetector<taskplace::wide::OneSided2013>;
   CHECK(W13::wide(60, 5, ClusterFactor::factor(t, 5)));
   CHECK_FALSE(W13::wide(60, 5, LlcFactor::factor(t, 5)));
 }

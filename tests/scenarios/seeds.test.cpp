@@ -4,8 +4,8 @@
 //   seed 003: a CPU with short idle periods stops balancing at outer levels
 //             and resumes once the recorded cost has decayed;
 //   seed 002: a short sleeper gets its CPU back while others skip it; with
-//             every idle CPU reserved, V1/V2 fall back to a hot one and
-//             Rfc2023 stacks on the busy target.
+//             every idle CPU reserved, ShortSleeps2023/HalveLong2023 fall back to a hot one and
+//             EverySleep2023 stacks on the busy target.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -166,7 +166,7 @@ struct HotBox {
 }  // namespace
 
 TEMPLATE_TEST_CASE("a short sleeper gets its CPU back while other wakees skip it", "[scenario][seed002]",
-                   sis_cache::Rfc2023, sis_cache::V1, sis_cache::V2) {
+                   sis_cache::EverySleep2023, sis_cache::ShortSleeps2023, sis_cache::HalveLong2023) {
   HotBox<TestType> box;
   box.warm_up();
   REQUIRE(box.s.sleep.sleep_avg > 0ns);
@@ -186,20 +186,20 @@ TEMPLATE_TEST_CASE("a short sleeper gets its CPU back while other wakees skip it
   CHECK(ps.reason == WakeReason::idle_target);
 }
 
-TEST_CASE("with every idle CPU reserved V1 and V2 fall back to it, Rfc2023 stacks", "[scenario][seed002]") {
-  // Only CPU 3 idle, reserved for S. V2 guards half the budget (5 of 10
+TEST_CASE("with every idle CPU reserved ShortSleeps2023 and HalveLong2023 fall back to it, EverySleep2023 stacks", "[scenario][seed002]") {
+  // Only CPU 3 idle, reserved for S. HalveLong2023 guards half the budget (5 of 10
   // CPUs: 1..5 from target 0), which includes 3.
-  HotBox<sis_cache::V1> v1;
+  HotBox<sis_cache::ShortSleeps2023> v1;
   v1.warm_up();
   auto p = v1.wake_x(0);
   CHECK(p.cpu == 3);
   CHECK(p.reason == WakeReason::hot_fallback);
-  HotBox<sis_cache::V2> v2;
+  HotBox<sis_cache::HalveLong2023> v2;
   v2.warm_up();
   p = v2.wake_x(0);
   CHECK(p.cpu == 3);
   CHECK(p.reason == WakeReason::hot_fallback);
-  HotBox<sis_cache::Rfc2023> rfc;
+  HotBox<sis_cache::EverySleep2023> rfc;
   rfc.warm_up();
   p = rfc.wake_x(0);
   CHECK(p.cpu == 0);  // task stacking on the busy target (K Prateek Nayak's report)
@@ -210,13 +210,13 @@ TEST_CASE("with every idle CPU reserved V1 and V2 fall back to it, Rfc2023 stack
 TEST_CASE("only OwnerOnly keeps a reserved CPU from a task whose prev it is", "[scenario][seed002]") {
   // The review's weakness: X last ran on 3 too, so it reaches 3 through
   // the prev path, which only an owner-recording policy guards.
-  HotBox<sis_cache::V2> any;
+  HotBox<sis_cache::HalveLong2023> any;
   any.warm_up();
   any.m.idle(7);
   auto p = any.wake_x(3);
   CHECK(p.cpu == 3);
   CHECK(p.reason == WakeReason::idle_target);
-  HotBox<sis_cache::V2, OwnerOnly> owner;
+  HotBox<sis_cache::HalveLong2023, OwnerOnly> owner;
   owner.warm_up();
   owner.m.idle(7);
   p = owner.wake_x(3);

@@ -175,7 +175,7 @@ struct IdleSiblingSearch {
     }
     // The reservation guard covers the scan actually made: the whole LLC
     // when the hint widened it (seed 002 skips hot CPUs in the core search
-    // and the CPU scan alike), V2's share of it.
+    // and the CPU scan alike), HalveLong2023's share of it.
     std::uint32_t reservation_limit = 0;
     if constexpr (reserving) reservation_limit = R::scan_budget(limit);
 
