@@ -2,7 +2,7 @@
 //
 // The defaults are today's kernel (DefaultWakeTraits). Derive from them and
 // replace one member: here the wide rule becomes Matt Fleming's 2017
-// experiment (wide::MasterOnly2017, seed 004), which drops the "the wakee must
+// experiment (wide::MasterOnly2017, Fleming 2017), which drops the "the wakee must
 // itself switch partners at least f times" test. A dispatcher that has
 // woken many workers then counts as wide even toward a fresh worker.
 #include <cstdint>

@@ -1,4 +1,4 @@
-// 025_sync_2008.cpp: seed 001's fight in one screen. In 2008 a sync
+// 025_sync_2008.cpp: Smith 2008's fight in one screen. In 2008 a sync
 // wake-up (a socket write) pulled the wakee onto the waker's CPU when both
 // tasks ran only briefly after waking others (avg_overlap below 500 us).
 // pgbench's client and backends all do, so 2.6.25 stacked every backend on

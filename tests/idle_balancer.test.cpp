@@ -94,7 +94,7 @@ TEST_CASE("the budget stops before a level the expected idle time cannot pay for
   auto st = b.make_state(0, clock.now());
   b.balance(0, st, ScriptedPull{&clock, {100us, 400us, 900us}}, clock);  // records the costs
   // avg_idle 450us: level 0: 450 >= 0 + 100 goes; level 1: 450 >= 100 + 400
-  // = 500 fails: stop before level 1 (level_budget::Spent2014, seed 003 patch 2/3).
+  // = 500 fails: stop before level 1 (level_budget::Spent2014, Low 2013 patch 2/3).
   st.avg_idle = 450us;
   std::vector<std::uint32_t> visited;
   auto r = b.balance(0, st, ScriptedPull{&clock, {100us, 400us, 900us}, 99, &visited}, clock);
@@ -117,7 +117,7 @@ struct EarlyCapNewidle : DefaultNewidleTraits {
 }  // namespace
 
 TEST_CASE("with the early cap the budget is charged the capped cost, the result the time spent", "[idle_balancer]") {
-  // Seed 003 patch 2/3: domain_cost is capped at 5 * migration_cost (2.5
+  // Low 2013 patch 2/3: domain_cost is capped at 5 * migration_cost (2.5
   // ms) before it is recorded and added to curr_cost.
   IdleBalancer<UniformTopology, traits::Balance<EarlyCapNewidle>> b{box};
   ManualClock clock{1s};

@@ -356,7 +356,7 @@ int main(int argc, char** argv) {
       {"PrevCpu", pool_runner<taskplace::traits::PrevCpu>("PrevCpu")},
       {"Linux2013", pool_runner<taskplace::traits::Linux2013>("Linux2013")},
       {"CacheHot", pool_runner<taskplace::traits::CacheHot<>>("CacheHot")},
-      // The 2008 kernels' sync rule (seed 001): avg_overlap-gated pulls,
+      // The 2008 kernels' sync rule (Smith 2008): avg_overlap-gated pulls,
       // unchecked as in 2.6.25, balanced as in 2.6.26; no search.
       {"Linux2008 unchecked",
        pool_runner<taskplace::traits::Linux2008<taskplace::sync_affine::Unchecked2008>>("Linux2008 unchecked")},

@@ -39,10 +39,10 @@ namespace taskplace {
 struct DefaultWakeTraits {
   using Flips = FlipCounter<>;        // kernel record_wakee; halving decay since v3.17
   using Wide = WideDetector<>;        // kernel wake_wide; symmetric rule since v4.3
-  using Factor = LlcFactor;           // kernel sd_llc_size; patch 2/2 of seed 000
+  using Factor = LlcFactor;           // kernel sd_llc_size; patch 2/2 of Wang 2013
   using Affine = WakeAffine;          // kernel wake_affine: WA_IDLE, WA_WEIGHT, WA_BIAS
   using Search = IdleSiblingSearch;   // kernel select_idle_sibling with SIS_UTIL
-  using Reservation = NoReservation;  // SIS_CACHE (seed 002) was never merged
+  using Reservation = NoReservation;  // SIS_CACHE (Chen 2023) was never merged
   using Overlap = NoOverlap;          // avg_overlap went in 2010
   using Duration = NoDuration;        // dur_avg (SIS_CURRENT's patch 1/2) was never merged
   using OnCurrent = NoWakeOnCurrent;  // SIS_CURRENT (2023) was never merged
@@ -55,7 +55,7 @@ namespace traits {
 // Today's kernel.
 struct Current : DefaultWakeTraits {};
 // Pull every wakee to the waking CPU, no search: 2.6.23-2.6.26 sync
-// wake-ups, which collapsed pgbench past ~8 clients (seed 001).
+// wake-ups, which collapsed pgbench past ~8 clients (Smith 2008).
 struct AlwaysAffine : DefaultWakeTraits {
   using Wide = wide::Never;
   using Affine = affine::Always;
@@ -66,12 +66,12 @@ struct PrevCpu : DefaultWakeTraits {
   using Affine = affine::Never;
   using Search = NoSearch;
 };
-// The v3.12 kernel of seed 000: wiping decay, the one-sided rule.
+// The v3.12 kernel of Wang 2013: wiping decay, the one-sided rule.
 struct Linux2013 : DefaultWakeTraits {
   using Flips = FlipCounter<flip_decay::Wipe2013>;
   using Wide = WideDetector<wide::OneSided2013>;
 };
-// A 2008 kernel (2.6.25-2.6.26, seed 001): no wake_wide, the 2008
+// A 2008 kernel (2.6.25-2.6.26, Smith 2008): no wake_wide, the 2008
 // wake_affine() whose sync pull is gated by the tasks' average overlap,
 // and no idle-sibling search (the era's wake_idle() is not modelled, as
 // in AlwaysAffine). Variant: sync_affine::Unchecked2008 (2.6.25, the
@@ -84,7 +84,7 @@ struct Linux2008 : DefaultWakeTraits {
   using Search = NoSearch;
   using Overlap = OverlapTracker;
 };
-// Current plus SIS_CACHE in one of its variants (seed 002).
+// Current plus SIS_CACHE in one of its variants (Chen 2023).
 template <class Variant = sis_cache::HalveLong2023, class Ownership = AnyTaskMayTake>
 struct CacheHot : DefaultWakeTraits {
   using Reservation = CacheHotReservation<Variant, Ownership>;

@@ -81,7 +81,7 @@ BOOST_AUTO_TEST_CASE(manual_clock_flip_sequence_halves_once_a_period) {
   tp::ManualClock clock{10s};
   for (tp::TaskKey k = 1; k <= 10; ++k) f.record(s, k, clock.now());  // 10 partners: 10 flips
   BOOST_TEST(f.flips(s) == 10u);
-  clock.advance(3s);                 // three idle periods: still one halving (HEURISTICS 1)
+  clock.advance(3s);                 // three idle periods: still one halving (record_wakee)
   f.record(s, 11, clock.now());      // 10 >> 1 = 5, + 1 new partner
   BOOST_TEST(f.flips(s) == 6u);
   clock.advance(-5s);                // backwards: no decay

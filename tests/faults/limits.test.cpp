@@ -42,7 +42,7 @@ TEST_CASE("the wide rules stay exact for 32-bit extremes", "[faults][limits][wid
   CHECK_FALSE(wide::Symmetric2015::wide(u32max, 1, 2));  // lo = 1 < f = 2
   CHECK(wide::Symmetric2015::wide(u32max, 2, 2));
   CHECK_FALSE(wide::OneSided2013::wide(u32max, u32max, 2));  // w > 2 * e is false
-  CHECK(wide::MasterOnly2017::wide(0, 0, u32max));       // seed 004 caveat: 0 >= f * 0
+  CHECK(wide::MasterOnly2017::wide(0, 0, u32max));       // Fleming 2017 caveat: 0 >= f * 0
   CHECK(wide::OneSided2013::wide(100, 2, 0) == wide::OneSided2013::wide(100, 2, 1));  // factor 0 reads as 1
 }
 

@@ -202,11 +202,11 @@ TEST_CASE("the idle-core hint widens or skips the core search", "[select_idle_si
   CHECK(r.scanned == 1);
 }
 
-TEMPLATE_TEST_CASE("with the idle-core hint the reservation guard covers the whole scan", "[select_idle_sibling][seed002]",
+TEMPLATE_TEST_CASE("with the idle-core hint the reservation guard covers the whole scan", "[select_idle_sibling][chen2023]",
                    sis_cache::EverySleep2023, sis_cache::ShortSleeps2023, sis_cache::HalveLong2023) {
   // 90% busy: SIS_UTIL budget 0, but the hint widens the scan to the 12
   // CPUs. The only idle core, {3, 9}, is reserved for another task until
-  // 10us (seed 002 treats a hot CPU as not idle in select_idle_core and in
+  // 10us (Chen 2023 treats a hot CPU as not idle in select_idle_core and in
   // the CPU scan), so it is no whole idle core for this wakee.
   using R = CacheHotReservation<TestType>;
   const R res{};

@@ -29,7 +29,7 @@ AffineDecision decide(const T& t, const M& m, CpuId waking, CpuId prev, bool syn
 
 TEST_CASE("the idle test prefers an idle prev that shares the waking CPU's cache", "[wake_affine]") {
   ScriptedMachine<> m{12};
-  // HEURISTICS 6.3 idle test: waking idle and sharing cache with prev -> prev if idle.
+  // wake_affine_idle(): waking idle and sharing cache with prev -> prev if idle.
   auto d = decide(westmere, m, 0, 1);
   CHECK(d.target == 1);
   CHECK(d.reason == AffineReason::idle_prev);

@@ -1,6 +1,6 @@
 // WakeAffine2008 (placer/wake_affine.hpp): the 2008 kernels' wake_affine()
 // with the avg_overlap gate on sync wake-ups, in its three variants of
-// seed 001 (2.6.25/2.6.26-rc unchecked, the 2.6.26 balanced fix, the hint
+// Smith 2008 (2.6.25/2.6.26-rc unchecked, the 2.6.26 balanced fix, the hint
 // ignored with SYNC_WAKEUPS off), and its composition in traits::Linux2008.
 // Golden values are the rule's formulas worked by hand:
 //   this = load(waking) - waker (sync), balanced = 100 * (this + wakee)
@@ -45,7 +45,7 @@ using sync_affine::Ignored2008;
 }  // namespace
 
 TEST_CASE("2.6.25's unchecked rule pulls a short-overlap sync wakee onto a loaded CPU", "[wake_affine_2008]") {
-  // Seed 001's regression: the client's CPU runs 4 tasks, prev is idle.
+  // Smith 2008's regression: the client's CPU runs 4 tasks, prev is idle.
   ScriptedMachine<> m{4};
   m.busy(0, 4, 4096);
   auto d = decide<Unchecked2008>(q6600, m, {});

@@ -1,4 +1,4 @@
-// Tests for taskplace/policy/cache_hot_reservation.hpp (SIS_CACHE, seed 002)
+// Tests for taskplace/policy/cache_hot_reservation.hpp (SIS_CACHE, Chen 2023)
 // and the reservation part of taskplace/testing/idle_conformance.hpp.
 #include "taskplace/policy/cache_hot_reservation.hpp"
 
@@ -52,7 +52,7 @@ void sleep_for(const R& r, typename R::task_state& t, Nanoseconds at, Nanosecond
 }
 
 // The sleep_avg each variant gives after sleeps of 100 us, 100 us, 2 ms,
-// from HEURISTICS 5 and update_avg (avg += (sample - avg) / 8, truncated):
+// from Chen 2023's patches and update_avg (avg += (sample - avg) / 8, truncated):
 //   100 us: 0 + 100000/8 = 12500; 100 us: 12500 + 87500/8 = 23437.
 //   2 ms:  EverySleep2023 averages it: 23437 + 1976563/8 = 270507;
 //          ShortSleeps2023 ignores it (>= migration_cost): 23437;
@@ -150,7 +150,7 @@ TEMPLATE_LIST_TEST_CASE("a fresh reservation never outlives now plus the average
 }
 
 TEST_CASE("a later reservation is kept by ShortSleeps2023 and HalveLong2023 and replaced by the RFC", "[cache_hot_reservation]") {
-  // HEURISTICS 5: hot_until = now + avg (EverySleep2023), max(hot_until, now + avg) (ShortSleeps2023/HalveLong2023).
+  // SIS_CACHE: hot_until = now + avg (EverySleep2023), max(hot_until, now + avg) (ShortSleeps2023/HalveLong2023).
   CHECK(sc::EverySleep2023::reserve_until(20ms, 10ms, 23'437ns) == 10ms + 23'437ns);
   CHECK(sc::ShortSleeps2023::reserve_until(20ms, 10ms, 23'437ns) == 20ms);
   CHECK(sc::HalveLong2023::reserve_until(20ms, 10ms, 23'437ns) == 20ms);

@@ -33,7 +33,7 @@ using AllFlipCounters =
 
 constexpr std::uint32_t u32_max = std::numeric_limits<std::uint32_t>::max();
 
-// The count one decay leaves of `flips`, from HEURISTICS section 1: the 2013
+// The count one decay leaves of `flips`, from record_wakee(): the 2013
 // wipe gives 0, the v3.17 halving gives flips >> 1. Written out per decay,
 // not through Decay::apply, so a wrong apply fails here.
 template <class Counter>
@@ -145,7 +145,7 @@ TEMPLATE_LIST_TEST_CASE("three idle periods give one decay, not three", "[flip_c
   typename TestType::state s;
   wake_n_partners(f, s, 8, 10s);
   f.record(s, 108, 13s);  // same partner as last: only the decay can act
-  // HEURISTICS section 1: "Three idle seconds still give one halving": 4, not 1.
+  // record_wakee() decays once per call: three idle seconds still give one halving: 4, not 1.
   CHECK(f.flips(s) == after_one_decay<TestType>(8));
   // The next decay needs another full period from 13 s.
   f.record(s, 108, 14s);

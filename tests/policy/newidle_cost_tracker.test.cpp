@@ -22,7 +22,7 @@ namespace {
 
 constexpr Nanoseconds ns_max = Nanoseconds::max();
 
-// One traits struct per era or single swap (STYLE 2: derive, replace one).
+// One traits struct per era or single swap (derive, replace one member).
 struct Saturate2009Traits : taskplace::DefaultNewidleTraits {
   using Estimator = taskplace::avg_idle::Saturate2009;
 };
@@ -81,7 +81,7 @@ TEMPLATE_LIST_TEST_CASE("a fresh state allows balancing with the boot-time value
                         AllTrackers) {
   const TestType t;
   const auto s = t.make_state(3, 7s);
-  // HEURISTICS 4, initial values: avg_idle = 2 * 500us, cost = 500us, levels 0.
+  // The kernel's sched_init() values: avg_idle = 2 * 500us, cost = 500us, levels 0.
   CHECK(t.avg_idle(s) == 1ms);
   CHECK(t.cpu_cost(s) == 500us);
   CHECK(s.level_count == 3);
@@ -136,7 +136,7 @@ TEST_CASE("Saturate2009 jumps to the cap on one long idle period", "[newidle_cos
   // Below the cap both are update_avg.
   CHECK(Saturate2009::update(1'000'000ns, 50'000ns, 1ms) == 881'250ns);
   CHECK(Saturate2009::update(1ms, 1ms, 1ms) == 1ms);  // delta == cap is not "> cap": update_avg(1e6, 1e6)
-  // Seed 003 patch 1/3: "if the delta exceeds some max value, then avg_idle
+  // Low 2013 patch 1/3: "if the delta exceeds some max value, then avg_idle
   // gets set to the max, regardless of what the previous avg was". A CPU
   // that idled 100 us on average and once 1.2 ms: Saturate2009 claims 1 ms,
   // Clamp2014 moves an eighth of the way, 100000 + 1100000/8.
@@ -195,7 +195,7 @@ TEST_CASE("an idle stamp at the clock's epoch is a real stamp", "[newidle_cost_t
 }
 
 TEST_CASE("without a stamp one bogus sample saturates avg_idle unless guarded", "[newidle_cost_tracker]") {
-  // HEURISTICS 4 (2026 fix): skip the update when there was no idle stamp.
+  // The 2026 guard (docs/provenance.md): skip the update when there was no idle stamp.
   const NewidleCostTracker<> guarded;
   const NewidleCostTracker<NoGuardTraits> unguarded;
   auto a = guarded.make_state(2, 0ns);
@@ -250,8 +250,8 @@ TEST_CASE("a level keeps its maximum cost and the CPU cost is the floored sum", 
   CHECK_THROWS_AS(t.record_cost(s, 3, 1us, 7ms), taskplace::PreconditionError);
 }
 
-TEST_CASE("before seed 003 avg_idle was capped at two migrations, whatever balancing cost", "[newidle_cost_tracker]") {
-  // Seed 003 patch 2/3 changed the cap from 2*sysctl_sched_migration_cost
+TEST_CASE("before Low 2013 avg_idle was capped at two migrations, whatever balancing cost", "[newidle_cost_tracker]") {
+  // Low 2013 patch 2/3 changed the cap from 2*sysctl_sched_migration_cost
   // to 2*rq->max_idle_balance_cost. Levels cost 0.1 + 0.4 + 1.5 ms (CPU
   // cost 2 ms); one 12 ms idle period under Saturate2009 jumps to the cap.
   const NewidleCostTracker<Saturate2009Traits> merged;
@@ -283,7 +283,7 @@ TEST_CASE("the early cap holds a level's cost at five migrations", "[newidle_cos
   auto b = uncapped.make_state(1, 0ns);
   capped.record_cost(a, 0, 10ms, 1s);
   uncapped.record_cost(b, 0, 10ms, 1s);
-  CHECK(capped.level_cost(a, 0) == 2500us);  // seed 003 patch 2/3: 5 * 500 us
+  CHECK(capped.level_cost(a, 0) == 2500us);  // Low 2013 patch 2/3: 5 * 500 us
   CHECK(capped.level_cost(a, 0) == taskplace::tunables::early_cost_cap);
   CHECK(uncapped.level_cost(b, 0) == 10ms);
 }
@@ -364,7 +364,7 @@ TEMPLATE_LIST_TEST_CASE("a decay ratio halves a cost in its stated half-life", "
   const Nanoseconds start = 1s;  // 1e9 ns: truncation loses < 1 ns per step
   t.record_cost(s, 0, start, 0ns);
   const double r = static_cast<double>(TestType::num) / static_cast<double>(TestType::den);
-  // Seed 003: 254/256 ~ 88 s, 63/64 ~ 44 s; today's 253/256 ~ 60 s.
+  // Low 2013: 254/256 ~ 88 s, 63/64 ~ 44 s; today's 253/256 ~ 60 s.
   // Half-life in one-second steps: ln(1/2) / ln(r) = 58.8, 88.4, 44.0.
   const double half_life = std::log(0.5) / std::log(r);
   const int cross = static_cast<int>(std::ceil(half_life));  // first step below one half
@@ -406,7 +406,7 @@ TEST_CASE("level budgets: none, spent plus cost, plus a migration", "[newidle_co
   using taskplace::level_budget::SpentPlusMigration2013;
   using taskplace::level_budget::None;
   CHECK(None::allow(0ns, ns_max, ns_max, ns_max));
-  // Seed 003 patch 2/3: stop if avg_idle < spent + level cost.
+  // Low 2013 patch 2/3: stop if avg_idle < spent + level cost.
   CHECK(Spent2014::allow(1000ns, 400ns, 600ns, 500us));         // 1000 == 400 + 600
   CHECK_FALSE(Spent2014::allow(999ns, 400ns, 600ns, 500us));    // one short
   // The comparison is exact for any non-negative inputs: no sum is formed
@@ -455,7 +455,7 @@ TEST_CASE("the tracker's gates read avg_idle and the level costs", "[newidle_cos
 }
 
 TEST_CASE("short idle periods stop outer levels until their cost decays", "[newidle_cost_tracker]") {
-  // Seed 003's shape: an outer level (package) costing 200 us, idle periods
+  // Low 2013's shape: an outer level (package) costing 200 us, idle periods
   // of 50 us. SMT 5 us and LLC 20 us stay affordable; the package does not.
   const NewidleCostTracker<> t;
   auto s = t.make_state(3, 0ns);

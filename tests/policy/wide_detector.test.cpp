@@ -41,7 +41,7 @@ constexpr std::uint32_t grid_factors[] = {1, 2, 12, 16, 256, 4096, u32_max};
 }  // namespace
 
 TEST_CASE("OneSided2013 follows e > f && w > f*e", "[wide_detector]") {
-  // Each row computed by hand from HEURISTICS section 2, OneSided2013.
+  // Each row computed by hand from v3.12's wake_wide(), OneSided2013.
   const Row rows[] = {
       {40, 2, 12, false},     // e = 2 > 12 fails: a wakee of few partners is never wide
       {300, 13, 12, true},    // 13 > 12; 300 > 12*13 = 156
@@ -64,7 +64,7 @@ TEST_CASE("OneSided2013 follows e > f && w > f*e", "[wide_detector]") {
 }
 
 TEST_CASE("Symmetric2015 follows lo >= f && hi >= f*lo", "[wide_detector]") {
-  // Each row computed by hand from HEURISTICS section 2, Symmetric2015.
+  // Each row computed by hand from today's wake_wide(), Symmetric2015.
   const Row rows[] = {
       {40, 2, 12, false},     // lo = 2 >= 12 fails
       {300, 13, 12, true},    // lo 13 >= 12; hi 300 >= 156
@@ -87,7 +87,7 @@ TEST_CASE("Symmetric2015 follows lo >= f && hi >= f*lo", "[wide_detector]") {
 }
 
 TEST_CASE("MasterOnly2017 follows hi >= f*lo", "[wide_detector]") {
-  // Each row computed by hand from HEURISTICS section 2, MasterOnly2017.
+  // Each row computed by hand from Fleming 2017's wake_wide(), MasterOnly2017.
   const Row rows[] = {
       {40, 2, 12, true},      // 40 >= 24
       {24, 2, 12, true},      // 24 >= 24: inclusive
@@ -95,7 +95,7 @@ TEST_CASE("MasterOnly2017 follows hi >= f*lo", "[wide_detector]") {
       {2, 40, 12, true},      // symmetric
       {155, 13, 12, false},   // 155 >= 156 fails
       {1, 1, 12, false},      // 1 >= 12 fails
-      {0, 0, 12, true},       // lo == 0: always wide (HEURISTICS note)
+      {0, 0, 12, true},       // lo == 0: always wide (Fleming 2017's caveat)
       {0, 5, 12, true},       // lo == 0
       {7, 0, 4096, true},     // lo == 0, any factor
       {1, 1, 1, true},        // f = 1: hi >= lo always holds
@@ -169,7 +169,7 @@ TEST_CASE("OneSided2013 is one-sided", "[wide_detector]") {
 
 TEMPLATE_LIST_TEST_CASE("a bigger factor never makes a wake-up wider", "[wide_detector]",
                         AllRules) {
-  // Every rule's threshold grows with f (HEURISTICS 2: "bigger node will
+  // Every rule's threshold grows with f (Wang 2013: "bigger node will
   // lead to more pull"), so wide at f implies wide at any f' < f.
   for (std::uint32_t w : grid)
     for (std::uint32_t e : grid)
@@ -180,7 +180,7 @@ TEMPLATE_LIST_TEST_CASE("a bigger factor never makes a wake-up wider", "[wide_de
 }
 
 TEST_CASE("a dispatcher with 40 flips waking a worker with 2 on a 12-CPU LLC", "[wide_detector]") {
-  // Seed 000 shape: pgbench's one client process serving backends on a
+  // Wang 2013 shape: pgbench's one client process serving backends on a
   // 12-CPU box, factor = sd_llc_size = 12. The dispatcher switched partners
   // 40 times this period, the worker twice.
   constexpr std::uint32_t dispatcher = 40, worker = 2, f = 12;
@@ -190,7 +190,7 @@ TEST_CASE("a dispatcher with 40 flips waking a worker with 2 on a 12-CPU LLC", "
   // Symmetric2015: needs lo >= f; lo = 2 < 12, so also affine. Only a worker
   // that itself switches 12 or more times makes the relation 1:N here.
   CHECK_FALSE(Symmetric2015::wide(dispatcher, worker, f));
-  // MasterOnly2017: only hi >= f*lo, 40 >= 24: wide. This is seed 004's
+  // MasterOnly2017: only hi >= f*lo, 40 >= 24: wide. This is Fleming 2017's
   // point: a master with quiet slaves spreads them out.
   CHECK(MasterOnly2017::wide(dispatcher, worker, f));
   // Once the worker flips 12 times and the dispatcher reaches 12*12 = 144,

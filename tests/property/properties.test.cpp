@@ -34,7 +34,7 @@ TEST_CASE("wide is symmetric in waker and wakee under wide::Symmetric2015", "[pr
 
 TEST_CASE("the symmetric rule is not vacuous: a 1:N dispatcher is wide from both sides",
           "[property][wide_detector]") {
-  // HEURISTICS / seed 000: factor 12 (the 12-CPU LLC). The worker switched
+  // Wang 2013: factor 12 (the 12-CPU LLC). The worker switched
   // 12 times (lo >= f), the dispatcher 144 = 12 * 12 times (hi >= f * lo).
   CHECK(wide::Symmetric2015::wide(144, 12, 12));
   CHECK(wide::Symmetric2015::wide(12, 144, 12));
@@ -88,7 +88,7 @@ TEST_CASE("one decay step multiplies by 253/256, rounding down", "[property][new
   t.decay(s, 1s);  // exactly one period: not yet (strictly more is needed)
   CHECK(t.level_cost(s, 0) == 1000us);
   t.decay(s, 1s + 1ns);
-  CHECK(t.level_cost(s, 0) == Nanoseconds{1'000'000 * 253 / 256});  // 988281 ns, HEURISTICS decay ratio
+  CHECK(t.level_cost(s, 0) == Nanoseconds{1'000'000 * 253 / 256});  // 988281 ns, the kernel's 253/256 decay ratio
   // Near INT64 max the exact split arithmetic must not overflow.
   auto big = t.make_state(1, 0ns);
   t.record_cost(big, 0, Nanoseconds{i64max}, 0ns);

@@ -1,9 +1,9 @@
 // The seeds' claims at the decision level, on scripted traces:
-//   seed 000: a dispatcher waking more partners than the LLC factor becomes
+//   Wang 2013: a dispatcher waking more partners than the LLC factor becomes
 //             wide after warm-up, while a ping-pong pair stays affine;
-//   seed 003: a CPU with short idle periods stops balancing at outer levels
+//   Low 2013: a CPU with short idle periods stops balancing at outer levels
 //             and resumes once the recorded cost has decayed;
-//   seed 002: a short sleeper gets its CPU back while others skip it; with
+//   Chen 2023: a short sleeper gets its CPU back while others skip it; with
 //             every idle CPU reserved, ShortSleeps2023/HalveLong2023 fall back to a hot one and
 //             EverySleep2023 stacks on the busy target.
 #include <catch2/catch.hpp>
@@ -21,8 +21,8 @@ using namespace taskplace;
 using namespace std::chrono_literals;
 using testing::ScriptedMachine;
 
-TEST_CASE("a dispatcher of many workers becomes wide while a ping-pong pair stays affine", "[scenario][seed000]") {
-  // westmere_12cpu_2013: the 12-CPU box of seed 000, LLC factor 12.
+TEST_CASE("a dispatcher of many workers becomes wide while a ping-pong pair stays affine", "[scenario][wang2013]") {
+  // westmere_12cpu_2013: the 12-CPU box of Wang 2013, LLC factor 12.
   const auto topo = presets::westmere_12cpu_2013();
   WakePlacer<UniformTopology> placer{topo};
   using state = decltype(placer)::task_state;
@@ -74,8 +74,8 @@ TEST_CASE("a dispatcher of many workers becomes wide while a ping-pong pair stay
   CHECK(placer.flips().flips(a.flips) == 1);  // not 0: the wake-ups were recorded
 }
 
-TEST_CASE("short idle periods stop outer-level balancing until the cost decays", "[scenario][seed003]") {
-  // eight_socket_80core (seed 003's 8-socket box): level 0 the socket's
+TEST_CASE("short idle periods stop outer-level balancing until the cost decays", "[scenario][low2013]") {
+  // eight_socket_80core (Low 2013's 8-socket box): level 0 the socket's
   // LLC (10 CPUs), level 1 the machine. A socket pull costs 20us, a
   // machine-wide pull 300us. Work arrives 100us after the CPU goes idle
   // (while an outer pull may still run), so each idle period is 100us.
@@ -165,7 +165,7 @@ struct HotBox {
 };
 }  // namespace
 
-TEMPLATE_TEST_CASE("a short sleeper gets its CPU back while other wakees skip it", "[scenario][seed002]",
+TEMPLATE_TEST_CASE("a short sleeper gets its CPU back while other wakees skip it", "[scenario][chen2023]",
                    sis_cache::EverySleep2023, sis_cache::ShortSleeps2023, sis_cache::HalveLong2023) {
   HotBox<TestType> box;
   box.warm_up();
@@ -186,7 +186,7 @@ TEMPLATE_TEST_CASE("a short sleeper gets its CPU back while other wakees skip it
   CHECK(ps.reason == WakeReason::idle_target);
 }
 
-TEST_CASE("with every idle CPU reserved ShortSleeps2023 and HalveLong2023 fall back to it, EverySleep2023 stacks", "[scenario][seed002]") {
+TEST_CASE("with every idle CPU reserved ShortSleeps2023 and HalveLong2023 fall back to it, EverySleep2023 stacks", "[scenario][chen2023]") {
   // Only CPU 3 idle, reserved for S. HalveLong2023 guards half the budget (5 of 10
   // CPUs: 1..5 from target 0), which includes 3.
   HotBox<sis_cache::ShortSleeps2023> v1;
@@ -207,7 +207,7 @@ TEST_CASE("with every idle CPU reserved ShortSleeps2023 and HalveLong2023 fall b
   CHECK(p.reservation_skips == 1);
 }
 
-TEST_CASE("only OwnerOnly keeps a reserved CPU from a task whose prev it is", "[scenario][seed002]") {
+TEST_CASE("only OwnerOnly keeps a reserved CPU from a task whose prev it is", "[scenario][chen2023]") {
   // The review's weakness: X last ran on 3 too, so it reaches 3 through
   // the prev path, which only an owner-recording policy guards.
   HotBox<sis_cache::HalveLong2023> any;

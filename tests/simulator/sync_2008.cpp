@@ -1,4 +1,4 @@
-// Tests of the 2008 sync wake-up rule (traits::Linux2008, seed 001) running
+// Tests of the 2008 sync wake-up rule (traits::Linux2008, Smith 2008) running
 // inside the simulator: the placer's decisions for a ping-pong pair and for
 // a 1:N waker, computed by hand from WakeAffine2008's three rules, and the
 // overlap the simulator measures for them.
@@ -46,7 +46,7 @@ struct Traced2008 : taskplace::traits::Linux2008<Variant> {
 template <class Variant>
 using M = Machine<UniformTopology, Traced2008<Variant>>;
 
-// The Q6600 of seed 001: 4 CPUs, two LLCs of two cores; no two of its
+// The Q6600 of Smith 2008: 4 CPUs, two LLCs of two cores; no two of its
 // CPUs are SMT siblings, so the load test's imbalance is 100 + (125 - 100)
 // / 2 = 112 (tunables::imbalance_pct_2008).
 const UniformTopology q6600 = taskplace::presets::q6600_2008();
@@ -156,7 +156,7 @@ TEST_CASE("2008 sync rule in the simulator: the overlap of tasks that sleep as t
 }
 
 TEST_CASE("2008 sync rule in the simulator: a 1:N waker stacks its wakees only without the balance test", "[simulator][sync_affine]") {
-  // Seed 001's bug in miniature. At ~13 us the waker (CPU 0) wakes A
+  // Smith 2008's bug in miniature. At ~13 us the waker (CPU 0) wakes A
   // (prev CPU 1, where H runs: prev = 1024), then at once B (prev CPU 2,
   // idle: prev = 0). Both overlaps are 0 throughout (the waker's average
   // is read before its stamp and does not change until it sleeps).

@@ -32,7 +32,7 @@ static_assert(!FlipDecay<IntDecay>);
 static_assert(!FlipDecay<MemberDecay>);
 static_assert(!FlipDecay<int>);
 
-// Golden values (HEURISTICS 1): wipe gives 0, halve gives x >> 1.
+// Golden values (record_wakee()): wipe gives 0, halve gives x >> 1.
 static_assert(flip_decay::Wipe2013::apply(4294967295u) == 0);
 static_assert(flip_decay::Halve2014::apply(9) == 4 && flip_decay::Halve2014::apply(1) == 0);
 static_assert(flip_decay::Halve2014::apply(4294967295u) == 2147483647u);
@@ -132,7 +132,7 @@ static_assert(!WideRule<ThrowingRule>);
 static_assert(!WideRule<IntRule>);
 static_assert(!WideRule<TwoArgRule>);
 
-// Golden values (HEURISTICS 2), dispatcher 40 / worker 2 / factor 12.
+// Golden values (wake_wide()), dispatcher 40 / worker 2 / factor 12.
 static_assert(!wide::OneSided2013::wide(40, 2, 12));        // 2 > 12 fails
 static_assert(!wide::Symmetric2015::wide(40, 2, 12));   // lo 2 >= 12 fails
 static_assert(wide::MasterOnly2017::wide(40, 2, 12));   // 40 >= 24

@@ -35,7 +35,7 @@ static_assert(!AvgIdleEstimator<IntEstimator>);
 static_assert(!AvgIdleEstimator<TwoArgEstimator>);
 static_assert(!AvgIdleEstimator<int>);
 
-// Golden values (HEURISTICS 4): update_avg(1e6, 50000) = 881250; avg_idle::Clamp2014
+// Golden values (update_avg()): update_avg(1e6, 50000) = 881250; avg_idle::Clamp2014
 // clamps after averaging, avg_idle::Saturate2009 jumps to the cap when delta > cap.
 static_assert(avg_idle::Clamp2014::update(1'000'000ns, 50'000ns, 1ms) == 881'250ns);
 static_assert(avg_idle::Clamp2014::update(100'000ns, 1'200'000ns, 1ms) == 237'500ns);
@@ -109,7 +109,7 @@ struct ThrowingVariant {  // update_sleep_avg may throw
 static_assert(!SleepReservationVariant<NoFallbackVariant>);
 static_assert(!SleepReservationVariant<ThrowingVariant>);
 static_assert(!SleepReservationVariant<NoReservation>);  // a policy, not a variant
-// HEURISTICS 5 switches: fallback false, true, true; scan share 1, 1, 2.
+// SIS_CACHE switches (Chen 2023, v1, v2): fallback false, true, true; scan share 1, 1, 2.
 static_assert(!sis_cache::EverySleep2023::fallback_to_hot_idle && sis_cache::ShortSleeps2023::fallback_to_hot_idle &&
               sis_cache::HalveLong2023::fallback_to_hot_idle);
 static_assert(sis_cache::EverySleep2023::scan_share_den == 1 && sis_cache::ShortSleeps2023::scan_share_den == 1 &&

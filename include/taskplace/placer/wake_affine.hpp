@@ -5,7 +5,7 @@
 // WA_WEIGHT with WA_BIAS (wake_affine_weight), as in v4.15 to today; plus
 // the baselines the seeds compare against: pull always (2.6.23-2.6.26 sync
 // wake-ups) and never pull; and the 2008 kernels' rule, whose sync pull was
-// gated by the tasks' average overlap (WakeAffine2008, seed 001).
+// gated by the tasks' average overlap (WakeAffine2008, Smith 2008).
 //
 //   AffineDecision d = WakeAffine::decide(AffineInput{topo, machine, allowed, waking, prev});
 //   // d.target is waking or prev, d.reason says which rule decided.
@@ -168,7 +168,7 @@ inline constexpr std::uint64_t runnable_only_wakee_load =
     requires { requires Affine::wakee_load_is_weight; } ? 1024 : 0;
 
 // Pull every wakee to the waking CPU: sync wake-ups of 2.6.23-2.6.26, which
-// stacked pgbench's backends on the client's CPU (seed 001).
+// stacked pgbench's backends on the client's CPU (Smith 2008).
 namespace affine {
 struct Always {
   template <Topology T, MachineState M>
@@ -178,7 +178,7 @@ struct Always {
 };
 }  // namespace affine
 
-// How a 2008 kernel treated the sync hint (seed 001, pgbench on 2.6.25 and
+// How a 2008 kernel treated the sync hint (Smith 2008, pgbench on 2.6.25 and
 // 2.6.26). Each is a SyncAffineVariant for WakeAffine2008.
 namespace sync_affine {
 // 2.6.25 to 2.6.26-rc: a sync wake-up between two tasks whose overlaps are

@@ -9,7 +9,7 @@
 // reservation-aware choice among idle CPUs. Kernel analogue: SIS_CACHE,
 // rq->cache_hot_timeout and se.sleep_avg / se.prev_sleep_time in Chen Yu's
 // "sched/fair: skip the cache hot CPU in select_idle_cpu()" (RFC Sep 2023,
-// seed 002; v1 Sep 2023, v2 Nov 2023). Never merged.
+// Chen 2023; v1 Sep 2023, v2 Nov 2023). Never merged.
 //
 //   taskplace::CacheHotReservation<> r;   // HalveLong2023, AnyTaskMayTake
 //   r.on_sleep(task.sleep, cpu_state[cpu], rq_empty, key, now);  r.on_wakeup(task.sleep, now);
@@ -55,7 +55,7 @@ struct NoOwner {
 
 namespace sis_cache {
 
-// Seed 002 (RFC, Sep 2023): every sleep is averaged, and the reservation is
+// Chen 2023 (RFC, Sep 2023): every sleep is averaged, and the reservation is
 // set to now + sleep_avg, replacing any earlier one. No fallback: a wakee
 // that finds only reserved idle CPUs goes to the (busy) target.
 struct EverySleep2023 {

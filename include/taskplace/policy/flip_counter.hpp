@@ -100,7 +100,7 @@ static_assert(FlipStorage<flip_storage::RelaxedAtomic>);
 //
 // A high count means the task wakes many partners, or switches among a few
 // quickly: either way many tasks rely on it, and pulling each of them onto
-// its CPU makes them compete with it (seed 000: pgbench's one client process
+// its CPU makes them compete with it (Wang 2013: pgbench's one client process
 // serving N backends lost up to 50% to wake-affine). The count is read by a
 // WideRule (wide_detector.hpp).
 //

@@ -10,7 +10,7 @@
 // DefaultNewidleTraits. Kernel analogue: rq->avg_idle, rq->idle_stamp,
 // rq->max_idle_balance_cost, sd->max_newidle_lb_cost and
 // update_newidle_cost() around newidle_balance() in kernel/sched/fair.c.
-// Follows Jason Low's "sched: Limiting idle balance" v4 (seed 003, 2013;
+// Follows Jason Low's "sched: Limiting idle balance" v4 (Low 2013;
 // merged in v3.13, 2014), the v5.16 (2022) gate and decay rework, and the
 // 2026 "no idle stamp, no sample" guard.
 //
@@ -59,7 +59,7 @@ constexpr Nanoseconds scale_down(Nanoseconds d, std::uint32_t num, std::uint32_t
 // `cap` is 2 * max_idle_balance_cost: an idle period longer than twice the
 // most we ever spent balancing tells us nothing more.
 
-// v3.13 (seed 003 patch 1/3, Jason Low): average first, then clamp. One long
+// v3.13 (Low 2013 patch 1/3, Jason Low): average first, then clamp. One long
 // idle period only moves the average by an eighth of the way to the cap.
 namespace avg_idle {
 struct Clamp2014 {
@@ -74,7 +74,7 @@ static_assert(AvgIdleEstimator<avg_idle::Clamp2014>);
 
 // Before v3.13: a period longer than the cap sets avg_idle to the cap
 // outright, whatever the history. "This can cause avg_idle to often be
-// overestimated" (seed 003 patch 1/3): one long sleep among many short ones
+// overestimated" (Low 2013 patch 1/3): one long sleep among many short ones
 // claims the CPU will idle long.
 struct Saturate2009 {
   // Returns: delta > cap ? cap : update_avg(avg, delta); negative inputs
@@ -116,8 +116,8 @@ struct DecayRatio {
   static constexpr std::uint32_t den = Den;
 };
 using Decay253_256 = DecayRatio<253, 256>;  // today's kernel: ~1.2%/s, half-life ~60 s (58.8 s)
-using Decay254_256 = DecayRatio<254, 256>;  // seed 003 RFC: ~0.8%/s (its comment says ~0.5%), half-life ~88 s
-using Decay63_64 = DecayRatio<63, 64>;      // seed 003 follow-up: ~1.6%/s, half-life ~44 s
+using Decay254_256 = DecayRatio<254, 256>;  // Low 2013 RFC: ~0.8%/s (its comment says ~0.5%), half-life ~88 s
+using Decay63_64 = DecayRatio<63, 64>;      // Low 2013 follow-up: ~1.6%/s, half-life ~44 s
 static_assert(CostDecayRatio<Decay253_256>);
 static_assert(CostDecayRatio<Decay254_256>);
 static_assert(CostDecayRatio<Decay63_64>);
@@ -166,7 +166,7 @@ struct None {
 };
 static_assert(NewidleLevelBudget<level_budget::None>);
 
-// v3.13 (seed 003 patch 2/3) to today: "If the avg time the CPU remains idle
+// v3.13 (Low 2013 patch 2/3) to today: "If the avg time the CPU remains idle
 // is less than the time we have already spent on idle balancing + the max
 // cost of idle balancing in the sched domain, then we don't continue".
 struct Spent2014 {
@@ -185,7 +185,7 @@ struct Spent2014 {
 };
 static_assert(NewidleLevelBudget<level_budget::Spent2014>);
 
-// Seed 003 RFC 3/3: also charge a migration, for what the timing misses
+// Low 2013 RFC 3/3: also charge a migration, for what the timing misses
 // (dropping and retaking the runqueue lock, the cache misses of the pulled
 // task). Not merged.
 struct SpentPlusMigration2013 {
@@ -237,7 +237,7 @@ struct DefaultNewidleTraits {
   using EntryGate = newidle_gate::FirstLevel2022;
   // kernel since v3.13: stop before a level the idle time cannot pay for
   using Budget = level_budget::Spent2014;
-  // Seed 003 patch 2/3's early cap of a level's cost at 5 * migration_cost.
+  // Low 2013 patch 2/3's early cap of a level's cost at 5 * migration_cost.
   // Off: decay replaced it before merging.
   static constexpr bool cap_level_cost = false;
   // The 2026 guard: no idle stamp, no sample. On: without it one bogus
@@ -250,7 +250,7 @@ struct DefaultNewidleTraits {
   // success-rate gate (policy/newidle_success_rate.hpp). Optional in user
   // traits: a traits type without it reads as false.
   static constexpr bool bump_failed_cost = false;
-  // Seed 003 patch 2/3 (v3.13): avg_idle is capped at twice the CPU-wide
+  // Low 2013 patch 2/3 (v3.13): avg_idle is capped at twice the CPU-wide
   // balance cost (max_idle_balance_cost). Off: twice migration_cost, as
   // the 2009-2013 kernels did (they kept no balance cost). Optional in user
   // traits: a traits type without it reads as true.
@@ -286,7 +286,7 @@ template <class T> constexpr bool newidle_caps_on_cost() noexcept {
 // costs time; it is only worth it when the CPU would stay idle longer than
 // the pull takes. We keep the average idle period and, per level, the worst
 // pull cost seen (a maximum, not an average: costs vary too much for an
-// average to compare meaningfully, seed 003), and let the maximum decay so a
+// average to compare meaningfully, Low 2013), and let the maximum decay so a
 // one-off spike (runqueue lock contention) is not carried until reboot.
 //
 // An aggregate: `NewidleCostTracker<> t{.migration_cost = 250us};`.
@@ -393,7 +393,7 @@ class NewidleCostTracker {
 
   // Returns: what a timed attempt of `cost` adds to the `spent` a balance
   //   passes to may_visit_level: the cost (negative reads as 0), capped at
-  //   5 * migration_cost if Traits::cap_level_cost (seed 003 patch 2/3 adds
+  //   5 * migration_cost if Traits::cap_level_cost (Low 2013 patch 2/3 adds
   //   the capped domain_cost to curr_cost).
   // Complexity: O(1). Thread-safety: const.
   Nanoseconds charged_cost(Nanoseconds cost) const noexcept {
@@ -497,7 +497,7 @@ class NewidleCostTracker {
     }
   }
 
-  // Peter Zijlstra (seed 003): the sum, since a balance walks every level;
+  // Peter Zijlstra (Low 2013): the sum, since a balance walks every level;
   // the migration_cost floor keeps avg_idle's cap sane when costs are tiny.
   void recompute(state& s) const noexcept {
     Nanoseconds sum{0};

@@ -7,7 +7,7 @@
 // kernel/sched/fair.c. OneSided2013 is Michael Wang's v3.12 "smart
 // wake-affine" (2013); Symmetric2015 is Mike Galbraith's v4.3 rework after
 // Josef Bacik's 1:N dispatcher reports, unchanged since; MasterOnly2017 is
-// Matt Fleming's 2017 experiment (seed 004), never merged.
+// Matt Fleming's 2017 experiment (Fleming 2017), never merged.
 //
 //   const bool wide = taskplace::WideDetector<>::wide(waker_flips, wakee_flips,
 //                                                     taskplace::LlcFactor::factor(topo, cpu));
@@ -68,7 +68,7 @@ struct Symmetric2015 {
 };
 static_assert(WideRule<Symmetric2015>);
 
-// Seed 004 (2017, Matt Fleming): drop the `lo >= f` test, so a master with
+// Fleming 2017 (Matt Fleming): drop the `lo >= f` test, so a master with
 // few-flip slaves is wide too. On an 80-CPU two-node box, hackbench with one
 // group (20 + 20 tasks) went 12% faster on average with 81% less spread,
 // but its best case got 21% worse. Beware: with lo == 0 it is always wide

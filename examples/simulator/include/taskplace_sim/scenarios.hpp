@@ -1,5 +1,5 @@
 // taskplace_sim/scenarios.hpp: one scenario per seed experiment
-// (HEURISTICS.md section 7), each run under the policy sets it compares,
+// (docs/provenance.md), each run under the policy sets it compares,
 // with the seed's own numbers beside the simulator's.
 //
 // Every scenario uses the one set of Costs defaults; only the workload
@@ -29,17 +29,17 @@
 namespace taskplace_sim {
 
 namespace cfg {
-// v3.10 (seed 000's base): every wake-up considers the pull, 2013 search.
+// v3.10 (Wang 2013's base): every wake-up considers the pull, 2013 search.
 struct Base2013 : taskplace::DefaultWakeTraits {
   using Flips = taskplace::FlipCounter<taskplace::flip_decay::Wipe2013>;
   using Wide = taskplace::wide::Never;
   using Search = SiblingSearch2013;
 };
-// v3.12 (seed 000's smart): Wang's one-sided rule on the same kernel.
+// v3.12 (Wang 2013's smart): Wang's one-sided rule on the same kernel.
 struct Smart2013 : Base2013 {
   using Wide = taskplace::WideDetector<taskplace::wide::OneSided2013>;
 };
-// Seed 004's experiment: the wide rule without the `lo >= factor` test.
+// Fleming 2017's experiment: the wide rule without the `lo >= factor` test.
 struct MasterOnly : taskplace::DefaultWakeTraits {
   using Wide = taskplace::WideDetector<taskplace::wide::MasterOnly2017>;
 };
@@ -115,7 +115,7 @@ inline double mean_over(const Table& t, std::size_t col, std::size_t from, std::
 }
 }  // namespace detail
 
-// --- pgbench (seed 000): 12 CPUs, 1 client process, N backends --------------
+// --- pgbench (Wang 2013): 12 CPUs, 1 client process, N backends --------------
 inline Table pgbench(Options o) {
   using namespace std::chrono_literals;
   Table t = detail::make_table("pgbench", "pgbench -S, one client process, N backends; 12-CPU Westmere (6 cores x 2 threads)", "clients", "tps");
@@ -154,10 +154,10 @@ inline Table pgbench(Options o) {
   return t;
 }
 
-// --- pgbench 2008 (seed 001): Q6600, 4 CPUs -----------------------------------
+// --- pgbench 2008 (Smith 2008): Q6600, 4 CPUs -----------------------------------
 inline Table pgbench_2008(Options o) {
   using namespace std::chrono_literals;
-  Table t = detail::make_table("pgbench-2008", "pgbench -S, clients 1..50; Q6600 (4 CPUs, 2 LLCs); seed columns: AMD X2 table of seed 001", "clients", "tps");
+  Table t = detail::make_table("pgbench-2008", "pgbench -S, clients 1..50; Q6600 (4 CPUs, 2 LLCs); seed columns: AMD X2 table of Smith 2008", "clients", "tps");
   t.configs = {"always-affine", "current"};
   t.seed_headers = {"2.6.22", "2.6.25"};
   const std::vector<std::uint32_t> clients{1, 2, 4, 6, 8, 10, 15, 20, 30, 40, 50};
@@ -186,7 +186,7 @@ inline Table pgbench_2008(Options o) {
   return t;
 }
 
-// --- pgbench 2008 sync (seed 001): the avg_overlap rule on the Q6600 ---------
+// --- pgbench 2008 sync (Smith 2008): the avg_overlap rule on the Q6600 ---------
 // Greg Smith's Q6600 table of May 26 2008 (stock 2.6.26-git, and the same
 // with SYNC_WAKEUPS off, sched_features 863) and Mike Galbraith's numbers
 // with his fix (default features, 2.6.26-smp, his own machine): the 2008
@@ -242,7 +242,7 @@ inline Table pgbench_2008_sync(Options o) {
   return t;
 }
 
-// --- pipe (seed 001): ping-pong -----------------------------------------------
+// --- pipe (Smith 2008): ping-pong -----------------------------------------------
 inline Table pipe(Options o) {
   using namespace std::chrono_literals;
   Table t = detail::make_table("pipe", "perf bench sched pipe: two tasks ping-pong; 12-CPU Westmere", "pairs", "round trips/s");
@@ -274,7 +274,7 @@ inline Table pipe(Options o) {
   return t;
 }
 
-// --- hackbench (seed 004): 80 CPUs, 2 nodes, 1 group of 20+20 ----------------
+// --- hackbench (Fleming 2017): 80 CPUs, 2 nodes, 1 group of 20+20 ----------------
 inline Table hackbench(Options o) {
   using namespace std::chrono_literals;
   Table t = detail::make_table("hackbench", "hackbench -g 1 (20 senders + 20 receivers), 20 seeds; 80 CPUs, 2 nodes", "statistic", "seconds (simulated)");
@@ -322,7 +322,7 @@ inline Table hackbench(Options o) {
   return t;
 }
 
-// --- aim7 (seed 003): 8 sockets x 10 cores x 2 threads -----------------------
+// --- aim7 (Low 2013): 8 sockets x 10 cores x 2 threads -----------------------
 // The seed's headline table (+12.2% alltests) was measured "with
 // Hyperthreading enabled": the 80-core preset with two threads per core,
 // 160 CPUs, as the kernel saw that box.
@@ -367,7 +367,7 @@ inline Table aim7(Options o) {
   return t;
 }
 
-// --- netperf UDP_RR (seed 002): 2 x 112 CPUs ----------------------------------
+// --- netperf UDP_RR (Chen 2023): 2 x 112 CPUs ----------------------------------
 inline Table netperf(Options o) {
   using namespace std::chrono_literals;
   Table t = detail::make_table("netperf-udp-rr", "netperf UDP_RR, N client/server pairs; Sapphire Rapids 2 x 56 cores x 2 threads", "threads", "transactions/s");
