@@ -65,7 +65,7 @@ struct Hook {
 };
 
 struct Traits : DefaultWakeTraits {
-  using Reservation = CacheHotReservation<sis_cache::V2, OwnerOnly>;
+  using Reservation = CacheHotReservation<sis_cache::HalveLong2023, OwnerOnly>;
   using Overlap = OverlapTracker;
   using Stats = PlainStats;
   using Hook = ::Hook;
