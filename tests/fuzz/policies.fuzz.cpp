@@ -183,7 +183,7 @@ void drive_newidle(fuzz::Bytes& in) {
           if (attempt && !pulled) bound = std::max(bound, detail::saturating_add(m, m / 2));
           // A rise never passes migration_cost + 200 ns.
           if (s.max_cost[level] > before.max_cost[level])
-            FUZZ_CHECK(s.max_cost[level] <= detail::saturating_add(std::max(t.migration_cost, Nanoseconds{0}), Nanoseconds{200}));
+            FUZZ_CHECK(s.max_cost[level] <= detail::saturating_add(std::max<Nanoseconds>(t.migration_cost, Nanoseconds{0}), Nanoseconds{200}));
         }
         FUZZ_CHECK(s.max_cost[level] <= bound);
         break;
@@ -270,7 +270,7 @@ void drive_reservation(fuzz::Bytes& in) {
         FUZZ_CHECK(task.last_dequeue == Nanoseconds{0} && !task.asleep);
         FUZZ_CHECK(task.sleep_avg >= Nanoseconds{0});
         if constexpr (!std::is_same_v<typename Res::variant, sis_cache::EverySleep2023>)
-          FUZZ_CHECK(task.sleep_avg <= std::max(avg, r.migration_cost));  // only short sleeps raise it
+          FUZZ_CHECK(task.sleep_avg <= std::max<Nanoseconds>(avg, r.migration_cost));  // only short sleeps raise it
         break;
       }
       case 1: {
