@@ -143,27 +143,45 @@ tp_ctest_names() {
 TP_CTEST_WRAP=()
 
 # tp_ctest <build-dir> <log> <ctest args...>: runs ctest in parallel with
-# output on failure, tees its output to <log>; returns ctest's status.
+# output on failure, tees its output to <log> and writes its results as
+# JUnit XML to <log>.xml (ctest --output-junit, CMake 3.21); returns
+# ctest's status.
 tp_ctest() {
   local dir="$1" log="$2"
   shift 2
-  (cd "$dir" && "${TP_CTEST_WRAP[@]}" ctest --output-on-failure -j "$(tp_jobs)" "$@") 2>&1 |
-    tee "$log"
+  rm -f "$log.xml"
+  (cd "$dir" && "${TP_CTEST_WRAP[@]}" ctest --output-on-failure -j "$(tp_jobs)" \
+    --output-junit "$log.xml" "$@") 2>&1 | tee "$log"
   return "${PIPESTATUS[0]}"
 }
 
-# tp_ctest_totals <log>: prints "<passed> <failed>" from ctest's
-# "NN% tests passed, F tests failed out of N" line ("0 0" when absent).
+# tp_ctest_totals <junit.xml>: prints "<passed> <failed> <skipped>" from
+# ctest's JUnit results ("0 0 0" when the file is absent or unreadable).
+# Counted as ctest counts them: a test that ran and passed, or that skipped
+# itself (SKIP_RETURN_CODE, SKIP_REGULAR_EXPRESSION), passed; one that
+# failed, timed out or could not run (no executable, a failed fixture)
+# failed; a disabled test is neither.
 tp_ctest_totals() {
-  local line total failed
-  line="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$1" | tail -n 1 || true)"
-  if [ -z "$line" ]; then
-    echo "0 0"
-    return 0
-  fi
-  failed="$(sed -E 's/^[0-9]+% tests passed, ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")"
-  total="$(sed -E 's/^[0-9]+% tests passed, ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")"
-  echo "$((total - failed)) $failed"
+  python3 - "$1" <<'EOF'
+import sys
+import xml.etree.ElementTree as ET
+try:
+    cases = list(ET.parse(sys.argv[1]).getroot().iter("testcase"))
+except (OSError, ET.ParseError):
+    cases = []
+passed = failed = skipped = 0
+for case in cases:
+    status = case.get("status")
+    skip = case.find("skipped")
+    if status == "run":
+        passed += 1
+    elif status == "notrun" and skip is not None and skip.get("message", "").startswith("SKIP_"):
+        passed += 1
+        skipped += 1
+    elif status != "disabled":
+        failed += 1
+print(passed, failed, skipped)
+EOF
 }
 
 # tp_build_demo <build-dir> <c++ compiler> <extra cache args...>: installs
