@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "taskplace/clock.hpp"
+#include "taskplace/tsc_clock.hpp"
 
 namespace workloads {
 

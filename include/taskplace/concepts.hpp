@@ -10,6 +10,8 @@
 //   static_assert(taskplace::WideRule<MyRule>);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <concepts>
 #include <cstddef>
 #include <cstdint>

@@ -9,6 +9,8 @@
 //   taskplace::FlipCounter<taskplace::WipeDecay> flips_2013;
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <cstdint>
 
 #include "taskplace/concepts.hpp"

@@ -10,6 +10,8 @@
 //   auto r = balancer.balance(cpu, state, [&](std::uint32_t, LevelKind, auto span) { return steal(span); }, clock);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>

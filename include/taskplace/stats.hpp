@@ -11,6 +11,8 @@
 //   placer.stats().get(taskplace::WakeCounter::wide);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <array>
 #include <atomic>
 #include <cstddef>

@@ -12,6 +12,8 @@
 //                          .waking_cpu = c, .prev_cpu = b_prev}, machine, clock.now());
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <cstdint>
 #include <ranges>
 #include <type_traits>

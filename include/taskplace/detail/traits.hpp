@@ -8,6 +8,8 @@
 //   using A = taskplace::detail::member_or_t<Traits, AttemptEveryLevel, attempts_member>;
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 namespace taskplace::detail {
 
 // Returns (as ::type): Member<Traits> if that names a type, else Default.

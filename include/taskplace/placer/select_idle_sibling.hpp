@@ -11,6 +11,8 @@
 //   SearchResult r = IdleSiblingSearch{}.search(input);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <ranges>

@@ -11,6 +11,8 @@
 //   // d.target is waking or prev, d.reason says which rule decided.
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <cstdint>
 

@@ -27,6 +27,8 @@
 //   bool here = rule.decide(taskplace::WakeOnCurrentInput{...});
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <cstddef>
 #include <cstdint>
 

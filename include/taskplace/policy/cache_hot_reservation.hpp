@@ -14,6 +14,8 @@
 //   r.on_sleep(task.sleep, cpu_state[cpu], rq_empty, key, now);  r.on_wakeup(task.sleep, now);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <concepts>
 #include <cstdint>

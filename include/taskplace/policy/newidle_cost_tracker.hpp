@@ -16,6 +16,8 @@
 //   if (t.should_balance(s) && t.may_visit_level(s, 0, 0ns)) { /* pull, then */ t.record_cost(s, 0, cost, clock.now()); }
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <array>
 #include <concepts>

@@ -36,7 +36,7 @@
 #include <boost/fiber/scheduler.hpp>
 #include <boost/fiber/type.hpp>
 
-#include "taskplace/clock.hpp"
+#include "taskplace/tsc_clock.hpp"
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/math.hpp"
 #include "taskplace/detail/topology_blocks.hpp"

@@ -16,6 +16,8 @@
 //   int v = pool.block_on(compute());
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -41,7 +43,7 @@
 #include <utility>
 #include <vector>
 
-#include "taskplace/clock.hpp"
+#include "taskplace/tsc_clock.hpp"
 #include "taskplace/detail/math.hpp"
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
