@@ -1,6 +1,6 @@
 // taskplace_demo: the simulator's command line.
 //
-// With no arguments: the pgbench scenario (seed 000), its table beside the
+// With no arguments: the pgbench scenario (Wang 2013), its table beside the
 // seed's numbers, and the plot in ./out/. See --help and
 // docs/simulator.md.
 //
@@ -21,7 +21,7 @@ namespace {
 
 void usage(std::ostream& os) {
   os << "usage: taskplace_demo [options]\n"
-        "  (no options)        run the pgbench scenario, print it beside seed 000, write out/pgbench.svg\n"
+        "  (no options)        run the pgbench scenario, print it beside Wang 2013, write out/pgbench.svg\n"
         "  --all               run every scenario, with progress lines\n"
         "  --scenario NAME     run one scenario:";
   for (const auto& n : taskplace_sim::scenario_names()) os << " " << n;

@@ -22,7 +22,7 @@ using taskplace::Nanoseconds;
 enum class CacheHotModel : std::uint8_t {
   // The model the scenario table was measured with: the periodic balance
   // only, Costs::cache_nice_tries for every level, SMT moves tested too
-  // (task_hot::Classic), and a balance that finds nothing to pull keeps
+  // (task_hot::AllLevels2007), and a balance that finds nothing to pull keeps
   // the level's count. The newidle pull takes the least recently run task.
   table,
   // The kernel's: both balances test (newidle refusals never add to the
@@ -98,7 +98,7 @@ struct Costs {
   // Cost of one newidle pull attempt at a level spanning n CPUs:
   // (newidle_base + n * newidle_per_cpu) * (1 + contention_pct/100 * k),
   // k = other CPUs of that span balancing at the same time (they take the
-  // same run-queue locks). defaults 2us, 250ns, 50%: seed 003 reports
+  // same run-queue locks). defaults 2us, 250ns, 50%: Low 2013 reports
   // machine-level costs of tens of us on an 8-socket box.
   Nanoseconds newidle_base = 2us;
   Nanoseconds newidle_per_cpu = 250ns;
@@ -109,7 +109,7 @@ struct Costs {
   // the one pulled. The CPU pulled from cannot schedule meanwhile, so the
   // task running there is delayed (stalled) by that much, and balancers
   // pulling from the same CPU take the lock in turn, each spinning until
-  // it is free (seed 003, RFC 3/3: "acquiring the rq locks can potentially
+  // it is free (Low 2013, RFC 3/3: "acquiring the rq locks can potentially
   // prevent other CPUs from running something useful"). default 3us:
   // a dozen or so cache lines of another socket's run queue, task and
   // lock at ~200-250 ns each (remote-socket latency on 2013 multi-socket

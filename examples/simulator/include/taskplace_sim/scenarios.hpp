@@ -1,5 +1,5 @@
 // taskplace_sim/scenarios.hpp: one scenario per seed experiment
-// (HEURISTICS.md section 7), each run under the policy sets it compares,
+// (docs/provenance.md), each run under the policy sets it compares,
 // with the seed's own numbers beside the simulator's.
 //
 // Every scenario uses the one set of Costs defaults; only the workload
@@ -29,23 +29,23 @@
 namespace taskplace_sim {
 
 namespace cfg {
-// v3.10 (seed 000's base): every wake-up considers the pull, 2013 search.
+// v3.10 (Wang 2013's base): every wake-up considers the pull, 2013 search.
 struct Base2013 : taskplace::DefaultWakeTraits {
-  using Flips = taskplace::FlipCounter<taskplace::WipeDecay>;
-  using Wide = taskplace::NeverWide;
+  using Flips = taskplace::FlipCounter<taskplace::flip_decay::Wipe2013>;
+  using Wide = taskplace::wide::Never;
   using Search = SiblingSearch2013;
 };
-// v3.12 (seed 000's smart): Wang's one-sided rule on the same kernel.
+// v3.12 (Wang 2013's smart): Wang's one-sided rule on the same kernel.
 struct Smart2013 : Base2013 {
-  using Wide = taskplace::WideDetector<taskplace::Wang2013>;
+  using Wide = taskplace::WideDetector<taskplace::wide::OneSided2013>;
 };
-// Seed 004's experiment: the wide rule without the `lo >= factor` test.
+// Fleming 2017's experiment: the wide rule without the `lo >= factor` test.
 struct MasterOnly : taskplace::DefaultWakeTraits {
-  using Wide = taskplace::WideDetector<taskplace::MasterOnly2017>;
+  using Wide = taskplace::WideDetector<taskplace::wide::MasterOnly2017>;
 };
 // Today's newidle with the 2013 unconditional decay.
 struct CurrentEverySecond : taskplace::DefaultNewidleTraits {
-  using Schedule = taskplace::DecayEverySecond;
+  using Schedule = taskplace::cost_decay::EverySecond2014;
 };
 // Balance traits `B` as the kernels before v3.16 ran them: a newly idle
 // CPU balances whether or not any CPU has a task to give. Every policy set
@@ -115,7 +115,7 @@ inline double mean_over(const Table& t, std::size_t col, std::size_t from, std::
 }
 }  // namespace detail
 
-// --- pgbench (seed 000): 12 CPUs, 1 client process, N backends --------------
+// --- pgbench (Wang 2013): 12 CPUs, 1 client process, N backends --------------
 inline Table pgbench(Options o) {
   using namespace std::chrono_literals;
   Table t = detail::make_table("pgbench", "pgbench -S, one client process, N backends; 12-CPU Westmere (6 cores x 2 threads)", "clients", "tps");
@@ -150,14 +150,14 @@ inline Table pgbench(Options o) {
   const bool size = gain - 1.0 >= 0.19 / 2 && gain - 1.0 <= 0.41 * 2;
   t.verdict = dir ? (size ? "reproduced (direction and size)" : "direction only (size off by more than 2x)")
                   : "not reproduced";
-  t.notes.push_back("base-3.10 = NeverWide + WakeAffine + the v3.10 idle-sibling search (SiblingSearch2013); smart-3.12 = the same with the Wang2013 wide rule");
+  t.notes.push_back("base-3.10 = wide::Never + WakeAffine + the v3.10 idle-sibling search (SiblingSearch2013); smart-3.12 = the same with the one-sided wide rule (wide::OneSided2013)");
   return t;
 }
 
-// --- pgbench 2008 (seed 001): Q6600, 4 CPUs -----------------------------------
+// --- pgbench 2008 (Smith 2008): Q6600, 4 CPUs -----------------------------------
 inline Table pgbench_2008(Options o) {
   using namespace std::chrono_literals;
-  Table t = detail::make_table("pgbench-2008", "pgbench -S, clients 1..50; Q6600 (4 CPUs, 2 LLCs); seed columns: AMD X2 table of seed 001", "clients", "tps");
+  Table t = detail::make_table("pgbench-2008", "pgbench -S, clients 1..50; Q6600 (4 CPUs, 2 LLCs); seed columns: AMD X2 table of Smith 2008", "clients", "tps");
   t.configs = {"always-affine", "current"};
   t.seed_headers = {"2.6.22", "2.6.25"};
   const std::vector<std::uint32_t> clients{1, 2, 4, 6, 8, 10, 15, 20, 30, 40, 50};
@@ -186,13 +186,13 @@ inline Table pgbench_2008(Options o) {
   return t;
 }
 
-// --- pgbench 2008 sync (seed 001): the avg_overlap rule on the Q6600 ---------
+// --- pgbench 2008 sync (Smith 2008): the avg_overlap rule on the Q6600 ---------
 // Greg Smith's Q6600 table of May 26 2008 (stock 2.6.26-git, and the same
 // with SYNC_WAKEUPS off, sched_features 863) and Mike Galbraith's numbers
 // with his fix (default features, 2.6.26-smp, his own machine): the 2008
 // wake_affine() whose sync pull is gated by the tasks' average overlap, in
-// its three forms (traits::Linux2008 with sync2008::Unchecked, Balanced,
-// Ignored).
+// its three forms (traits::Linux2008 with sync_affine::Unchecked2008, Balanced2008,
+// Ignored2008).
 inline Table pgbench_2008_sync(Options o) {
   using namespace std::chrono_literals;
   Table t = detail::make_table("pgbench-2008-sync", "pgbench -S, clients 1..50, the 2008 avg_overlap sync rule; Q6600 (4 CPUs, 2 LLCs)", "clients", "tps");
@@ -206,15 +206,15 @@ inline Table pgbench_2008_sync(Options o) {
       {"10406", "20600", "24422"}, {"10534", "19949", "23305"}};
   const auto topo = taskplace::presets::q6600_2008();
   const Nanoseconds warm = o.quick ? 20ms : 50ms, meas = o.quick ? 80ms : 300ms;
-  namespace s8 = taskplace::sync2008;
+  namespace s8 = taskplace::sync_affine;
   using B = cfg::Before2014<>;
   for (std::size_t i = 0; i < clients.size(); ++i) {
     const auto n = clients[i];
     const auto s = detail::mix(o.seed, n);
     std::vector<double> row;
-    row.push_back(detail::simulate<taskplace::traits::Linux2008<s8::Unchecked>, B>(topo, workloads::pgbench(n, 4), warm, meas, s, o, t).throughput);
-    row.push_back(detail::simulate<taskplace::traits::Linux2008<s8::Balanced>, B>(topo, workloads::pgbench(n, 4), warm, meas, s, o, t).throughput);
-    row.push_back(detail::simulate<taskplace::traits::Linux2008<s8::Ignored>, B>(topo, workloads::pgbench(n, 4), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<taskplace::traits::Linux2008<s8::Unchecked2008>, B>(topo, workloads::pgbench(n, 4), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<taskplace::traits::Linux2008<s8::Balanced2008>, B>(topo, workloads::pgbench(n, 4), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<taskplace::traits::Linux2008<s8::Ignored2008>, B>(topo, workloads::pgbench(n, 4), warm, meas, s, o, t).throughput);
     t.x.push_back(std::to_string(n));
     t.v.push_back(row);
     t.seed.push_back(seed[i]);
@@ -238,11 +238,11 @@ inline Table pgbench_2008_sync(Options o) {
   const bool mid_ok = fix_mid >= 0.37 / 2 && fix_mid <= 1.0 - 0.30 / 2;
   t.verdict = dir ? (size ? "reproduced (direction and size)" : "direction only")
                   : (mid_ok ? "partly reproduced (4-10 clients only)" : "not reproduced");
-  t.notes.push_back("seed columns: .26.git = stock 2.6.26-git (unchecked rule), f=863 = SYNC_WAKEUPS off, both Greg Smith's Q6600; fix (Mike) = Mike Galbraith's patch (sync2008::Balanced) with default features on his own machine, not Greg's Q6600");
+  t.notes.push_back("seed columns: .26.git = stock 2.6.26-git (unchecked rule), f=863 = SYNC_WAKEUPS off, both Greg Smith's Q6600; fix (Mike) = Mike Galbraith's patch (sync_affine::Balanced2008) with default features on his own machine, not Greg's Q6600");
   return t;
 }
 
-// --- pipe (seed 001): ping-pong -----------------------------------------------
+// --- pipe (Smith 2008): ping-pong -----------------------------------------------
 inline Table pipe(Options o) {
   using namespace std::chrono_literals;
   Table t = detail::make_table("pipe", "perf bench sched pipe: two tasks ping-pong; 12-CPU Westmere", "pairs", "round trips/s");
@@ -274,7 +274,7 @@ inline Table pipe(Options o) {
   return t;
 }
 
-// --- hackbench (seed 004): 80 CPUs, 2 nodes, 1 group of 20+20 ----------------
+// --- hackbench (Fleming 2017): 80 CPUs, 2 nodes, 1 group of 20+20 ----------------
 inline Table hackbench(Options o) {
   using namespace std::chrono_literals;
   Table t = detail::make_table("hackbench", "hackbench -g 1 (20 senders + 20 receivers), 20 seeds; 80 CPUs, 2 nodes", "statistic", "seconds (simulated)");
@@ -322,7 +322,7 @@ inline Table hackbench(Options o) {
   return t;
 }
 
-// --- aim7 (seed 003): 8 sockets x 10 cores x 2 threads -----------------------
+// --- aim7 (Low 2013): 8 sockets x 10 cores x 2 threads -----------------------
 // The seed's headline table (+12.2% alltests) was measured "with
 // Hyperthreading enabled": the 80-core preset with two threads per core,
 // 160 CPUs, as the kernel saw that box.
@@ -345,11 +345,11 @@ inline Table aim7(Options o) {
     row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::NoLimit>>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::Gate2009>>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::PerLevel2013>>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
-    row.push_back(detail::simulate<C, taskplace::traits::Balance<ni::Current>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<C, taskplace::traits::Balance<ni::StampGuard2026>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<C, taskplace::traits::Balance<cfg::CurrentEverySecond>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     // Today's kernel: the current cost tracking plus the success-rate dice
     // of v6.18/v7.0 (NewidleSuccessRate); not in the seed.
-    row.push_back(detail::simulate<C, taskplace::traits::BalanceKernel2026>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<C, taskplace::traits::BalanceLinux2026>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     t.x.push_back(std::to_string(n));
     t.v.push_back(row);
     detail::say(o, "aim7 users=" + std::to_string(n) + " done");
@@ -367,7 +367,7 @@ inline Table aim7(Options o) {
   return t;
 }
 
-// --- netperf UDP_RR (seed 002): 2 x 112 CPUs ----------------------------------
+// --- netperf UDP_RR (Chen 2023): 2 x 112 CPUs ----------------------------------
 inline Table netperf(Options o) {
   using namespace std::chrono_literals;
   Table t = detail::make_table("netperf-udp-rr", "netperf UDP_RR, N client/server pairs; Sapphire Rapids 2 x 56 cores x 2 threads", "threads", "transactions/s");
@@ -384,9 +384,9 @@ inline Table netperf(Options o) {
     const auto s = detail::mix(o.seed, n);
     std::vector<double> row;
     row.push_back(detail::simulate<taskplace::traits::Current>(topo, workloads::netperf(n, 224), warm, meas, s, o, t).throughput);
-    row.push_back(detail::simulate<taskplace::traits::CacheHot<sc::Rfc2023>>(topo, workloads::netperf(n, 224), warm, meas, s, o, t).throughput);
-    row.push_back(detail::simulate<taskplace::traits::CacheHot<sc::V1>>(topo, workloads::netperf(n, 224), warm, meas, s, o, t).throughput);
-    row.push_back(detail::simulate<taskplace::traits::CacheHot<sc::V2>>(topo, workloads::netperf(n, 224), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<taskplace::traits::CacheHot<sc::EverySleep2023>>(topo, workloads::netperf(n, 224), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<taskplace::traits::CacheHot<sc::ShortSleeps2023>>(topo, workloads::netperf(n, 224), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<taskplace::traits::CacheHot<sc::HalveLong2023>>(topo, workloads::netperf(n, 224), warm, meas, s, o, t).throughput);
     t.x.push_back(std::to_string(n));
     t.v.push_back(row);
     const std::size_t si = o.quick ? (i == 0 ? 0 : 3) : i;
@@ -414,8 +414,8 @@ inline Table mixed(Options o) {
   namespace sc = taskplace::sis_cache;
   const auto s = detail::mix(o.seed, 1);
   const Report a = detail::simulate<taskplace::traits::Current>(topo, workloads::mixed(12), warm, meas, s, o, t);
-  const Report b = detail::simulate<taskplace::traits::CacheHot<sc::V1>>(topo, workloads::mixed(12), warm, meas, s, o, t);
-  const Report c = detail::simulate<taskplace::traits::CacheHot<sc::V2>>(topo, workloads::mixed(12), warm, meas, s, o, t);
+  const Report b = detail::simulate<taskplace::traits::CacheHot<sc::ShortSleeps2023>>(topo, workloads::mixed(12), warm, meas, s, o, t);
+  const Report c = detail::simulate<taskplace::traits::CacheHot<sc::HalveLong2023>>(topo, workloads::mixed(12), warm, meas, s, o, t);
   auto per_s = [](const Report& r, Nanoseconds d) {
     return static_cast<double>(d.count()) / 1e6 / (static_cast<double>(r.measured.count()) / 1e9);
   };

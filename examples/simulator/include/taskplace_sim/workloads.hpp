@@ -3,7 +3,7 @@
 // Each builder returns a Workload for a machine of `cpus` CPUs (start CPUs
 // are spread round-robin, as fork balancing spreads new tasks). Work
 // amounts are the workload's, not the machine's: pgbench's are calibrated
-// to seed 000's single-client rate (10.6k tps, ~94 us a round trip).
+// to Wang 2013's single-client rate (10.6k tps, ~94 us a round trip).
 //
 //   Workload w = taskplace_sim::workloads::pgbench(16, 12);
 #pragma once
