@@ -50,7 +50,7 @@ struct Gate2009 : DefaultNewidleTraits {
 };
 // v3.13 (Low 2013 as merged): per-level cost budget on top of the 2009
 // gate, decaying once a second.
-struct PerLevel2013 : DefaultNewidleTraits {
+struct PerLevel2014 : DefaultNewidleTraits {
   using Schedule = cost_decay::EverySecond2014;
   using EntryGate = newidle_gate::MigrationCost2009;
   using Budget = level_budget::Spent2014;

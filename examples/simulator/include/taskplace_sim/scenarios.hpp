@@ -344,7 +344,7 @@ inline Table aim7(Options o) {
     // gate of v3.16: they balance on every newly idle CPU.
     row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::NoLimit>>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::Gate2009>>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
-    row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::PerLevel2013>>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::PerLevel2014>>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<C, taskplace::traits::Balance<ni::StampGuard2026>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     row.push_back(detail::simulate<C, taskplace::traits::Balance<cfg::CurrentEverySecond>>(topo, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
     // Today's kernel: the current cost tracking plus the success-rate dice
