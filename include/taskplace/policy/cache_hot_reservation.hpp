@@ -230,6 +230,12 @@ class CacheHotReservation {
   }
 };
 
+static_assert(ReservationPolicy<CacheHotReservation<sis_cache::EverySleep2023, AnyTaskMayTake>>);
+static_assert(ReservationPolicy<CacheHotReservation<sis_cache::ShortSleeps2023, AnyTaskMayTake>>);
+static_assert(ReservationPolicy<CacheHotReservation<sis_cache::HalveLong2023, AnyTaskMayTake>>);
+static_assert(ReservationPolicy<CacheHotReservation<sis_cache::EverySleep2023, OwnerOnly>>);
+static_assert(ReservationPolicy<CacheHotReservation<sis_cache::ShortSleeps2023, OwnerOnly>>);
+static_assert(ReservationPolicy<CacheHotReservation<sis_cache::HalveLong2023, OwnerOnly>>);
 static_assert(!CacheHotReservation<sis_cache::HalveLong2023, AnyTaskMayTake>::owner_only);
 static_assert(CacheHotReservation<sis_cache::ShortSleeps2023, OwnerOnly>::owner_only);
 static_assert(CacheHotReservation<sis_cache::HalveLong2023, OwnerOnly>::scan_budget(8) == 4);
@@ -254,6 +260,7 @@ struct NoReservation {
   static constexpr std::uint32_t scan_budget(std::uint32_t full_budget) noexcept { return full_budget; }
   void release(cpu_state&) const noexcept {}
 };
+static_assert(ReservationPolicy<NoReservation>);
 
 // ---------------------------------------------------------------------------
 // pick_idle_cpu: the reservation-aware choice among idle CPUs.

@@ -508,5 +508,6 @@ class NewidleCostTracker {
     s.max_idle_balance_cost = std::max(detail::newidle_math::non_negative(migration_cost), sum);
   }
 };
+static_assert(NewidleTracker<NewidleCostTracker<DefaultNewidleTraits>>);
 
 }  // namespace taskplace
