@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -15,8 +16,19 @@
 
 namespace taskplace_sim {
 
+// One experiment's line of the "source measured / simulator shows /
+// verdict" table (a scenario may have several: netperf at 168 and at 224
+// threads).
+struct Summary {
+  std::string experiment;  // e.g. "Chen 2023 netperf, 168 threads"
+  std::string source;      // what the source measured
+  std::string sim;         // what the simulator shows (mean, and the range over seeds)
+  std::string verdict;
+};
+
 struct Table {
   std::string name;        // scenario name, e.g. "pgbench"
+  std::string machine;     // the machine it ran on (MachineSpec::name)
   std::string title;       // one line: workload and machine
   std::string x_name;      // e.g. "clients"
   std::string unit;        // unit of the values, e.g. "tps"
@@ -29,7 +41,9 @@ struct Table {
   std::string sim_headline;                       // what the simulator shows
   std::string verdict;                            // reproduced? (direction, size)
   std::vector<std::string> notes;
+  std::vector<Summary> summaries;                 // the table's lines (empty: one from the headlines)
   std::uint64_t events = 0;                       // simulated events, warm-ups included
+  std::uint32_t unsteady = 0;                     // runs whose warm-up never settled
   double wall_seconds = 0;                        // not part of deterministic output
 };
 
@@ -49,6 +63,7 @@ inline std::string pct(double ratio) {
 // columns, then the simulator's. Deterministic.
 inline void write_text(std::ostream& os, const Table& t) {
   os << "== " << t.name << ": " << t.title << "\n";
+  if (!t.machine.empty()) os << "machine: " << t.machine << "\n";
   std::vector<std::string> head{t.x_name};
   for (const auto& h : t.seed_headers) head.push_back("seed " + h);
   for (const auto& c : t.configs) head.push_back(c);
@@ -81,6 +96,8 @@ inline void write_text(std::ostream& os, const Table& t) {
   os << "seed:      " << t.seed_headline << "\n";
   os << "simulator: " << t.sim_headline << "\n";
   os << "verdict:   " << t.verdict << "\n";
+  for (const auto& m : t.summaries)
+    os << "  " << m.experiment << ": source " << m.source << " | simulator " << m.sim << " | " << m.verdict << "\n";
   for (const auto& n : t.notes) os << "note: " << n << "\n";
 }
 
@@ -98,10 +115,17 @@ inline void write_csv(std::ostream& os, const Table& t) {
   }
 }
 
-// Effects: one Markdown row of the "seed measured / simulator shows" table.
+// Effects: the Markdown rows of the "source measured / simulator shows /
+// verdict" table: one per Summary, or one from the headlines.
 inline void write_markdown_row(std::ostream& os, const Table& t) {
-  os << "| " << t.name << " | " << t.seed_headline << " | " << t.sim_headline << " | " << t.verdict
-     << " |\n";
+  if (t.summaries.empty()) {
+    os << "| " << t.name << " | " << t.machine << " | " << t.seed_headline << " | " << t.sim_headline << " | "
+       << t.verdict << " |\n";
+    return;
+  }
+  for (const auto& m : t.summaries)
+    os << "| " << m.experiment << " | " << t.machine << " | " << m.source << " | " << m.sim << " | " << m.verdict
+       << " |\n";
 }
 
 // Effects: a line plot of every config's values against the rows, as a
