@@ -138,12 +138,13 @@ struct Costs {
   // Cost of one newidle pull attempt at a level: newidle_base plus, for
   // every CPU of the level's span, balance_lines cache lines at that CPU's
   // distance (update_sg_lb_stats reads each CPU's load, nr_running and
-  // capacity). No term for concurrent balancers: they contend only where
-  // they really meet, on the run-queue lock of the CPU they pull from.
-  // defaults 2us, 2: Low 2013 reports machine-level costs of tens of us on
-  // its 8-socket box (160 CPUs x 2 lines x 200 ns = 64 us).
+  // capacity: a few lines, whose misses overlap, so one line's latency per
+  // CPU). No term for concurrent balancers: they contend only where they
+  // really meet, on the run-queue lock of the CPU they pull from.
+  // defaults 2us, 1: Low 2013 reports machine-level costs of tens of us on
+  // its 8-socket box (140 remote CPUs x 200 ns + 20 x 50 ns = 29 us).
   Nanoseconds newidle_base = 2us;
-  std::uint32_t balance_lines = 2;
+  std::uint32_t balance_lines = 1;
   // Cache lines a newidle pull moves while it holds the run-queue lock of
   // the CPU it pulls from (the double lock, the scan of that queue, the
   // detach/attach of the task), at that CPU's distance: the hold. The CPU
@@ -167,7 +168,7 @@ struct Costs {
   // sd->cache_nice_tries, compared with the domain's nr_balance_failed.
   std::uint32_t cache_nice_tries = 1;
   // default table (see CacheHotModel); `taskplace_demo --cache-hot kernel`.
-  CacheHotModel cache_hot = CacheHotModel::table;
+  CacheHotModel cache_hot = CacheHotModel::kernel;
 };
 
 }  // namespace taskplace_sim

@@ -131,6 +131,7 @@ class Machine {
       rst_.emplace_back();
     }
     llc_idle_.assign(cost_.llc_count(), 0);
+    llc_busy_.assign(cost_.llc_count(), 0);
     for (CpuId c = 0; c < n; ++c) ++llc_idle_[cost_.llc_of(c)];
     idle_count_ = n;
     idle_bits_.assign((n + 63) / 64, 0);
@@ -302,6 +303,9 @@ class Machine {
       return "overloaded count " + std::to_string(overloaded_count_) + " != recount " + std::to_string(overloaded);
     if (overloaded > 0 && !overload_flag_) return "overload flag clear while a CPU runs two or more";
     if (llc_idle != llc_idle_) return "per-LLC idle counts differ from a recount";
+    std::vector<std::uint32_t> llc_busy(llc_busy_.size(), 0);
+    for (CpuId c = 0; c < cpus_.size(); ++c) llc_busy[cost_.llc_of(c)] += busy_now(c) ? 1u : 0u;
+    if (llc_busy != llc_busy_) return "per-LLC utilised counts differ from a recount";
     if (std::string s = spans_.check(); !s.empty()) return s;
     std::vector<std::uint64_t> resident(resident_kb_.size(), 0);
     for (const Task& t : tasks_)
@@ -381,6 +385,14 @@ class Machine {
     const Cpu& k = cpus_[c];
     return (k.curr >= 0 ? 1u : 0u) + rq_.size(c) + k.pending;
   }
+  // Whether c counts as utilised for SIS_UTIL: it has a task (running,
+  // queued or on its way). A CPU in a newidle balance does not: the
+  // kernel's PELT util_avg is the tasks' utilisation, which a balance
+  // does not raise (though idle_cpu() is false meanwhile).
+  bool busy_now(CpuId c) const {
+    const Cpu& k = cpus_[c];
+    return k.curr >= 0 || !rq_.empty(c) || k.pending > 0;
+  }
   // What a pull looks for: a queued task on a CPU running two or more.
   bool candidate_now(CpuId c) const { return !rq_.empty(c) && nr_running(c) >= 2; }
   // Effects: brings the idle flag, the idle counts, the overload count and
@@ -399,6 +411,11 @@ class Machine {
       } else {
         --overloaded_count_;
       }
+    }
+    const bool busy = busy_now(c);
+    if (busy != k.busy_flag) {
+      k.busy_flag = busy;
+      llc_busy_[cost_.llc_of(c)] += busy ? 1u : ~0u;
     }
     const bool idle = idle_now(c);
     if (idle == k.idle_flag) return;
@@ -529,7 +546,7 @@ class Machine {
   std::vector<Cpu> cpus_;
   std::vector<typename Balancer::state> bst_;
   std::vector<reservation_cpu_state> rst_;
-  std::vector<std::uint32_t> llc_idle_;
+  std::vector<std::uint32_t> llc_idle_, llc_busy_;
   std::vector<std::uint64_t> idle_bits_;    // bit c: idle_now(c)
   std::vector<std::uint64_t> resident_kb_;  // per L3: working sets homed there
   std::vector<Nanoseconds> walk_cost_;      // [cpu * walk_levels_ + level]

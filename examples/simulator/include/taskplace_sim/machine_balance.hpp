@@ -157,20 +157,23 @@ bool Machine<T, W, B>::newidle(CpuId c) {
   // needs.
   const bool test_hot = costs_.cache_hot == CacheHotModel::kernel;
   auto pull = [&](std::uint32_t level, taskplace::LevelKind kind, const auto& span) noexcept {
-    clock_now += walk_cost(c, level);
+    clock_now += noisy(walk_cost(c, level));
     constexpr auto newidle = taskplace::BalanceKind::newidle;
     const CpuId src = busiest(span, level, c);
     if (src == taskplace::no_cpu) {
       record_hot(k, level, newidle, taskplace::PullOutcome::balanced);
       return false;
     }
+    // The busiest CPU's lock is taken before its tasks are looked at
+    // (kernel: load_balance's rq_lock_irqsave(busiest) around
+    // detach_tasks), so a pull that finds only hot tasks holds it too.
+    lock_for_pull(c, src, clock_now);
     const std::int64_t v = pick_victim(src, test_hot ? &k : nullptr, level, kind);
     if (v < 0) {
       record_hot(k, level, newidle, taskplace::PullOutcome::refused);
       return false;
     }
     record_hot(k, level, newidle, taskplace::PullOutcome::moved);
-    lock_for_pull(c, src, clock_now);
     Task& t = detach(src, static_cast<std::uint32_t>(v));
     t.vruntime = t.vruntime - cpus_[src].min_vruntime + k.min_vruntime;
     t.vr_cpu = c;

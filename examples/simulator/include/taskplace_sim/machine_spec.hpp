@@ -239,4 +239,38 @@ inline MachineSpec parse_machine(const std::string& text) {
   return detail::build_shape(text, "shape " + text, s);
 }
 
+// Returns: every CPU in the order fork balancing fills an idle machine
+// (the kernel's find_idlest_group / find_idlest_cpu: the idlest node, then
+// its idlest core): one thread of each core first, nodes taking turns,
+// then the second threads, and so on.
+// Complexity: O(n log n).
+inline std::vector<CpuId> spread_order(const MachineSpec& m) {
+  const auto& t = m.topology;
+  const CpuId n = t.cpu_count();
+  struct Key {
+    std::uint32_t thread, core_in_node, node;
+    CpuId cpu;
+  };
+  std::vector<Key> keys;
+  std::vector<std::uint32_t> core_rank(t.core_count(), ~0u), cores_seen(t.node_count(), 0);
+  for (CpuId c = 0; c < n; ++c) {
+    const std::uint32_t core = t.core_of(c), node = t.node_of(c);
+    if (core_rank[core] == ~0u) core_rank[core] = cores_seen[node]++;
+    std::uint32_t thread = 0;
+    for (auto x : t.core_cpus(c)) {
+      if (static_cast<CpuId>(x) == c) break;
+      ++thread;
+    }
+    keys.push_back({thread, core_rank[core], node, c});
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.thread != b.thread) return a.thread < b.thread;
+    if (a.core_in_node != b.core_in_node) return a.core_in_node < b.core_in_node;
+    return a.node < b.node;
+  });
+  std::vector<CpuId> out;
+  for (const auto& k : keys) out.push_back(k.cpu);
+  return out;
+}
+
 }  // namespace taskplace_sim

@@ -91,6 +91,7 @@ struct CpuRecord {
   std::int64_t run_total = 0;        // task run time on this CPU, ns
   bool balancing = false, in_step = false, need_resched = false, idle_stamped = false;
   bool idle_flag = true;
+  bool busy_flag = false;            // has a task: counts for SIS_UTIL
   bool tick_on = true;               // false: idle, its tick stopped (NOHZ)
   bool overloaded = false;           // runs two or more (nr_running >= 2)
   std::uint64_t ticks = 0;

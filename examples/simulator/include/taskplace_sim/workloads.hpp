@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "taskplace_sim/rng.hpp"
 #include "taskplace_sim/workload.hpp"
@@ -26,9 +27,12 @@ using namespace std::chrono_literals;
 // the index path and heap page it reads), sometimes (2%) hands a lock to
 // another backend (a spurious wake-up: what gives backends wakee flips of
 // their own), and answers (200 bytes) with the sync hint, as a socket write
-// does. The client's 17 us and the backend's 55 us are calibrated on
-// Wang 2013's single-client rate (10.6k tps, ~94 us a round trip, with the
-// wake paths, switches and remote wake-ups the machine adds).
+// does. The client's 13 us and the backend's 59 us are calibrated on
+// Wang 2013's rates: the single client's 10.6k tps (~94 us a round trip,
+// with the wake paths, switches and remote wake-ups the machine adds) and
+// the peak of 60.4k tps at 8 clients, which bounds what the one client
+// process spends on a transaction, its wake path and messages included,
+// at 16.5 us.
 inline Workload pgbench(std::uint32_t clients, std::uint32_t cpus, std::uint32_t instances = 1) {
   Workload w;
   w.unit = "tps";
@@ -37,12 +41,12 @@ inline Workload pgbench(std::uint32_t clients, std::uint32_t cpus, std::uint32_t
     const auto group = static_cast<std::uint32_t>(w.groups.size());
     w.groups.emplace_back();
     w.tasks.push_back(TaskSpec{.name = "pgbench" + (instances > 1 ? std::to_string(k) : std::string{}),
-                               .program = {Step::wait(), Step::count(), Step::compute(17us), Step::reply(true, 100), Step::loop()},
+                               .program = {Step::wait(), Step::count(), Step::compute(13us), Step::reply(true, 100), Step::loop()},
                                .footprint_kb = 256,
                                .start_cpu = first % cpus});
     for (std::uint32_t i = 0; i < clients; ++i) {
       w.tasks.push_back(TaskSpec{.name = "backend" + std::to_string(k * clients + i),
-                                 .program = {Step::wait(), Step::compute(55us), Step::nudge(group, 20), Step::respond(true, 200), Step::loop()},
+                                 .program = {Step::wait(), Step::compute(59us), Step::nudge(group, 20), Step::respond(true, 200), Step::loop()},
                                  .footprint_kb = 768,
                                  .start_cpu = (first + i + 1) % cpus,
                                  .initial_messages = 1,
@@ -79,32 +83,48 @@ inline Workload pipe(std::uint32_t pairs, std::uint32_t cpus) {
 // receiver is 64 KB behind, and a read that frees room wakes it. Writes
 // wake a waiting reader with the sync hint (pipe_write's
 // wake_up_interruptible_sync_poll). One step stands for `batch` writes or
-// reads of 100 bytes (hackbench's default size), each 1.5 us of system
-// call (the copy, the pipe mutex, the wait queue); the loop count makes a
-// run last about as long as Fleming 2017's (~1 s). Start CPUs are drawn
-// from `seed` (fork placement differs run to run).
+// reads of 100 bytes (hackbench's default size): a write 1.5 us of system
+// call (the pipe mutex, a page for a new buffer, the copy, the wait
+// queue), a read 1 us (the copy out and the mutex; waking a writer is
+// rare) plus the cache lines of the data it takes; the loop count makes a
+// run last about as long as Fleming 2017's (~1 s). Start CPUs: with
+// `fork_order` (the CPUs in the order fork balancing fills them, e.g.
+// spread_order()), the tasks take them in fork order (each group's
+// receivers, then its senders) from a point drawn from `seed`; without
+// it, drawn from `seed` (fork placement differs run to run).
 inline Workload hackbench(std::uint32_t cpus, std::uint64_t seed, std::uint32_t loops, std::uint32_t groups = 1,
-                          std::uint32_t batch = 10) {
+                          std::uint32_t batch = 10, const std::vector<CpuId>& fork_order = {}) {
   Workload w;
   w.unit = "s";
   const std::uint32_t n = 20;
   Rng rng{seed ^ 0x4861636bull};
-  const Nanoseconds per = 1500ns * batch;
+  const std::uint32_t first = fork_order.empty() ? 0 : rng.below(static_cast<std::uint32_t>(fork_order.size()));
+  std::uint32_t forked = 0;
+  auto start = [&] {
+    if (fork_order.empty()) return rng.below(cpus);
+    return fork_order[(first + forked++) % fork_order.size()];
+  };
+  const Nanoseconds write = 1500ns * batch, read = 1000ns * batch;
   const std::uint32_t bytes = 100 * batch;
   for (std::uint32_t g = 0; g < groups; ++g) {
     const std::uint32_t base = static_cast<std::uint32_t>(w.tasks.size());
     w.groups.emplace_back();
     for (std::uint32_t r = 0; r < n; ++r) w.groups[g].push_back(base + n + r);
+    // Forked receivers first, then senders (hackbench's group()); tasks
+    // are numbered senders first.
+    std::vector<CpuId> at(2 * n);
+    for (std::uint32_t r = 0; r < n; ++r) at[n + r] = start();
+    for (std::uint32_t s = 0; s < n; ++s) at[s] = start();
     for (std::uint32_t s = 0; s < n; ++s)
       w.tasks.push_back(TaskSpec{.name = "sender" + std::to_string(g * n + s),
-                                 .program = {Step::compute(per), Step::send_rr(g, true, bytes), Step::loop(loops * n - 1), Step::end()},
+                                 .program = {Step::compute(write), Step::send_rr(g, true, bytes), Step::loop(loops * n - 1), Step::end()},
                                  .footprint_kb = 128,
-                                 .start_cpu = rng.below(cpus)});
+                                 .start_cpu = at[s]});
     for (std::uint32_t r = 0; r < n; ++r)
       w.tasks.push_back(TaskSpec{.name = "receiver" + std::to_string(g * n + r),
-                                 .program = {Step::wait(), Step::compute(per), Step::loop(loops * n - 1), Step::end()},
+                                 .program = {Step::wait(), Step::compute(read), Step::loop(loops * n - 1), Step::end()},
                                  .footprint_kb = 128,
-                                 .start_cpu = rng.below(cpus),
+                                 .start_cpu = at[n + r],
                                  .mailbox_bytes = 64 * 1024});
   }
   return w;
