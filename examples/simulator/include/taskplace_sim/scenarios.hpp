@@ -185,7 +185,7 @@ inline Table pgbench(Options o) {
   const std::vector<std::vector<std::string>> seed{{"10598", "10796"}, {"21257", "21336"}, {"41386", "41622"},
                                                    {"51253", "57932"}, {"48570", "54000"}, {"46748", "55982"},
                                                    {"44346", "55847"}, {"43460", "54614"}};
-  const Nanoseconds warm = o.quick ? 20ms : 50ms, meas = o.quick ? 60ms : 300ms;
+  const Nanoseconds warm = o.quick ? 40ms : 50ms, meas = o.quick ? 150ms : 300ms;
   const std::uint32_t seeds = detail::seed_count(o);
   t.v.assign(clients.size(), std::vector<double>(4, 0.0));
   std::vector<double> gains, lows;
