@@ -1,10 +1,10 @@
 // taskplace_demo: the simulator's command line.
 //
-// With no arguments: the pgbench scenario (seed 000), its table beside the
-// seed's numbers, and the plot in ./out/. See --help and
-// docs/simulator.md.
+// With no arguments: the pgbench scenario (Wang 2013), its table beside
+// the source's numbers, and its CSV in ./out/ (scripts/sim-plots draws
+// it). See --help and docs/simulator.md.
 //
-//   taskplace_demo                      # pgbench, table + out/pgbench.svg
+//   taskplace_demo                      # pgbench, table + out/pgbench.csv
 //   taskplace_demo --all --markdown     # every scenario, docs table
 #include <chrono>
 #include <cstdint>
@@ -23,7 +23,7 @@ namespace {
 
 void usage(std::ostream& os) {
   os << "usage: taskplace_demo [options]\n"
-        "  (no options)        run the pgbench scenario, print it beside seed 000, write out/pgbench.svg\n"
+        "  (no options)        run the pgbench scenario, print it beside Wang 2013's numbers, write out/pgbench.csv\n"
         "  --all               run every scenario, with progress lines\n"
         "  --scenario NAME     run one scenario:";
   for (const auto& n : taskplace_sim::scenario_names()) os << " " << n;
@@ -37,9 +37,9 @@ void usage(std::ostream& os) {
         "  --speed             run each scenario's workload at full load on the machine (default big4096)\n"
         "                      for 20 ms of simulated time and print events per second\n"
         "  --csv               also print each table as CSV\n"
-        "  --markdown          print the 'seed measured / simulator shows' Markdown table at the end\n"
+        "  --markdown          print the 'source measured / simulator shows / verdict' Markdown table at the end\n"
         "  --trace FILE        write a Chrome/Perfetto trace (JSON) of the scenario's first run (20 ms window)\n"
-        "  --out DIR           where plots and CSV files go (default ./out)\n"
+        "  --out DIR           where the CSV files go (default ./out)\n"
         "  --quick             shorter runs (a smoke test)\n"
         "  --cache-hot MODEL   the balances' cache-hot test: table (default; the one the docs' table was\n"
         "                      measured with) or kernel (per-level tries, SMT exempt, newidle tests too)\n"
@@ -202,14 +202,10 @@ int main(int argc, char** argv) {
     if (csv) taskplace_sim::write_csv(std::cout, t);
     const std::string base = (std::filesystem::path(out) / t.name).string();
     {
-      std::ofstream f(base + ".svg");
-      taskplace_sim::write_svg(f, t);
-    }
-    {
       std::ofstream f(base + ".csv");
       taskplace_sim::write_csv(f, t);
     }
-    std::cout << "wrote " << base << ".svg and " << base << ".csv\n";
+    std::cout << "wrote " << base << ".csv (scripts/sim-plots draws it)\n";
     if (trace) {
       std::ofstream f(trace_file);
       trace->write(f, opt.machine ? opt.machine->topology.cpu_count() : 224);

@@ -402,7 +402,7 @@ class Machine {
   void refresh(CpuId c) {
     Cpu& k = cpus_[c];
     const bool over = nr_running(c) >= 2;
-    spans_.set_candidate(c, over && !rq_.empty(c));  // candidate_now(c), nr_running read once
+    spans_.set_load(c, over && !rq_.empty(c) ? nr_running(c) : 0);  // candidate_now(c), nr_running read once
     if (over != k.overloaded) {
       k.overloaded = over;
       if (over) {

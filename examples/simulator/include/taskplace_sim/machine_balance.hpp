@@ -70,26 +70,18 @@ void Machine<T, W, B>::record_hot(Cpu& thief, std::uint32_t level, taskplace::Ba
 }
 
 // The CPU of `span` (c's level `level` span; other than c) with the most
-// tasks and one queued, the first in span order on a tie; no_cpu if none.
+// tasks and one queued; on a tie, the first in SpanIndex's bucket order
+// (the first in span order where the spans are walked); no_cpu if none.
+// Complexity: O(1) with exact spans (SpanIndex::busiest), O(span) else.
 template <taskplace::Topology T, class W, class B>
 template <class Span>
 CpuId Machine<T, W, B>::busiest(const Span& span, std::uint32_t level, CpuId c) const {
   CpuId best = taskplace::no_cpu;
   std::uint32_t most = 0;
   if (spans_.exact()) {
-    // Every candidate has a queued task and two or more: the walk's test.
-    std::uint32_t best_pos = 0;
-    for (const CpuId s : spans_.candidates(spans_.group(c, level))) {
-      if (s == c) continue;
-      const std::uint32_t n = nr_running(s);
-      const std::uint32_t pos = spans_.position(s, level);
-      if (n > most || (n == most && pos < best_pos)) {
-        most = n;
-        best = s;
-        best_pos = pos;
-      }
-    }
-    return best;
+    // Every candidate has a queued task and two or more: the walk's test;
+    // the most tasks first (ties: SpanIndex's bucket order).
+    return spans_.busiest(spans_.group(c, level), c);
   }
   for (auto x : span) {
     const auto s = static_cast<CpuId>(x);
