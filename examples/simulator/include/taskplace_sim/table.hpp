@@ -45,7 +45,7 @@ struct Table {
   std::vector<Summary> summaries;                 // the table's lines (empty: one from the headlines)
   std::uint64_t events = 0;                       // simulated events, warm-ups included
   std::uint32_t unsteady = 0;                     // runs whose warm-up never settled
-  double wall_seconds = 0;                        // not part of deterministic output
+  double wall_seconds = 0;                        // CPU seconds it took; not part of deterministic output
 };
 
 inline std::string fmt(double v, int prec = 0) {
