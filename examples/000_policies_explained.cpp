@@ -8,7 +8,7 @@
 //
 // 1:N trace: a dispatcher D on cpu 0 wakes 16 workers in turn; each worker,
 // done, wakes D and then a logger. At first nobody has flips and every
-// worker is pulled onto D's cpu 0, where they would all queue (seed 000's
+// worker is pulled onto D's cpu 0, where they would all queue (Wang 2013's
 // pgbench: one client, many backends). After two rounds the workers switch
 // partners often enough (lo >= f) and D far more (hi >= f * lo): the
 // wake-ups are wide and every worker stays on its own previous CPU.

@@ -2,7 +2,7 @@
 //
 // The defaults are today's kernel (DefaultWakeTraits). Derive from them and
 // replace one member: here the wide rule becomes Matt Fleming's 2017
-// experiment (MasterOnly2017, seed 004), which drops the "the wakee must
+// experiment (wide::MasterOnly2017, Fleming 2017), which drops the "the wakee must
 // itself switch partners at least f times" test. A dispatcher that has
 // woken many workers then counts as wide even toward a fresh worker.
 #include <cstdint>
@@ -20,7 +20,7 @@ struct Machine {
 
 // One member replaced; everything else stays the kernel's.
 struct MasterOnlyTraits : taskplace::DefaultWakeTraits {
-  using Wide = taskplace::WideDetector<taskplace::MasterOnly2017>;
+  using Wide = taskplace::WideDetector<taskplace::wide::MasterOnly2017>;
 };
 
 template <class Traits>
@@ -46,9 +46,9 @@ bool dispatcher_is_wide(const char* name) {
 }
 
 int main() {
-  // Symmetric2015: lo = 0 < 8, not wide: the affine step decides.
+  // wide::Symmetric2015: lo = 0 < 8, not wide: the affine step decides.
   const bool current = dispatcher_is_wide<taskplace::traits::Current>("traits::Current");
-  // MasterOnly2017: hi = 32 >= 8 * 0, wide: the worker stays near its prev.
-  const bool master_only = dispatcher_is_wide<MasterOnlyTraits>("MasterOnly2017");
+  // wide::MasterOnly2017: hi = 32 >= 8 * 0, wide: the worker stays near its prev.
+  const bool master_only = dispatcher_is_wide<MasterOnlyTraits>("wide::MasterOnly2017");
   return !current && master_only ? 0 : 1;
 }

@@ -1,4 +1,4 @@
-// 025_sync_2008.cpp: seed 001's fight in one screen. In 2008 a sync
+// 025_sync_2008.cpp: Smith 2008's fight in one screen. In 2008 a sync
 // wake-up (a socket write) pulled the wakee onto the waker's CPU when both
 // tasks ran only briefly after waking others (avg_overlap below 500 us).
 // pgbench's client and backends all do, so 2.6.25 stacked every backend on
@@ -41,12 +41,12 @@ std::uint32_t run(const char* name) {
 
 int main() {
   // 2.6.25: every backend stacks on CPU 0 (the client plus 4).
-  const auto unchecked = run<tp::sync2008::Unchecked>("2.6.25");
+  const auto unchecked = run<tp::sync_affine::Unchecked2008>("2.6.25");
   // 2.6.26: the first backend's pull is not balanced (100 * 1024 > 112 * 0),
   // but the load test takes it (CPU 0 carries no more than prev); then CPU
   // 0 is heavier than every prev and the rest stay.
-  const auto balanced = run<tp::sync2008::Balanced>("2.6.26");
+  const auto balanced = run<tp::sync_affine::Balanced2008>("2.6.26");
   // Sync off: the client is not discounted, so CPU 0 is never lighter.
-  const auto ignored = run<tp::sync2008::Ignored>("sync off");
+  const auto ignored = run<tp::sync_affine::Ignored2008>("sync off");
   return unchecked == 5 && balanced == 2 && ignored == 1 ? 0 : 1;
 }

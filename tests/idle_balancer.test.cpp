@@ -94,7 +94,7 @@ TEST_CASE("the budget stops before a level the expected idle time cannot pay for
   auto st = b.make_state(0, clock.now());
   b.balance(0, st, ScriptedPull{&clock, {100us, 400us, 900us}}, clock);  // records the costs
   // avg_idle 450us: level 0: 450 >= 0 + 100 goes; level 1: 450 >= 100 + 400
-  // = 500 fails: stop before level 1 (LevelBudget, seed 003 patch 2/3).
+  // = 500 fails: stop before level 1 (level_budget::Spent2014, Low 2013 patch 2/3).
   st.avg_idle = 450us;
   std::vector<std::uint32_t> visited;
   auto r = b.balance(0, st, ScriptedPull{&clock, {100us, 400us, 900us}, 99, &visited}, clock);
@@ -117,7 +117,7 @@ struct EarlyCapNewidle : DefaultNewidleTraits {
 }  // namespace
 
 TEST_CASE("with the early cap the budget is charged the capped cost, the result the time spent", "[idle_balancer]") {
-  // Seed 003 patch 2/3: domain_cost is capped at 5 * migration_cost (2.5
+  // Low 2013 patch 2/3: domain_cost is capped at 5 * migration_cost (2.5
   // ms) before it is recorded and added to curr_cost.
   IdleBalancer<UniformTopology, traits::Balance<EarlyCapNewidle>> b{box};
   ManualClock clock{1s};
@@ -141,7 +141,7 @@ TEST_CASE("the entry gate skips the balance when avg_idle is below level 0's cos
   ManualClock clock{1s};
   auto st = b.make_state(0, clock.now());
   b.balance(0, st, ScriptedPull{&clock, {100us, 0us, 0us}}, clock);
-  // FirstLevelGate (v5.16): avg_idle 99us < level 0's 100us: not tried.
+  // newidle_gate::FirstLevel2022 (v5.16): avg_idle 99us < level 0's 100us: not tried.
   st.avg_idle = 99us;
   std::vector<std::uint32_t> visited;
   const auto r = b.balance(0, st, ScriptedPull{&clock, {1us, 1us, 1us}, 0, &visited}, clock);
@@ -263,7 +263,7 @@ TEST_CASE("a balance hook receives each outcome", "[idle_balancer][stats]") {
 
 namespace {
 // Today's kernel (v7.0): cost tracking plus the success-rate dice, counted.
-struct Dice : traits::BalanceKernel2026 {
+struct Dice : traits::BalanceLinux2026 {
   using Stats = PlainStats;
 };
 struct Bump : traits::Balance<newidle::BumpFailed2025> {};
@@ -273,7 +273,7 @@ TEST_CASE("the default balancer keeps no attempt state: its state is the tracker
   static_assert(std::is_same_v<IdleBalancer<UniformTopology>::state, NewidleCostTracker<>::state>);
   static_assert(!IdleBalancer<UniformTopology>::has_attempt_state);
   static_assert(IdleBalancer<UniformTopology, Dice>::has_attempt_state);
-  static_assert(std::is_base_of_v<NewidleCostTracker<newidle::Current>::state, IdleBalancer<UniformTopology, Dice>::state>);
+  static_assert(std::is_base_of_v<NewidleCostTracker<newidle::StampGuard2026>::state, IdleBalancer<UniformTopology, Dice>::state>);
 }
 
 TEST_CASE("success-rate dice pass over a level that never finds work and try one that always does",

@@ -52,7 +52,7 @@ TEST_CASE("a wake-up on the wakee's own CPU is same_cpu and searches from it", "
 TEST_CASE("a wide wake-up keeps prev as the target", "[wake_placer]") {
   WakePlacer<UniformTopology> placer{westmere};
   decltype(placer)::task_state waker, wakee;
-  // Symmetric2015 with factor 12 (westmere's LLC): lo >= 12 && hi >= 12 lo.
+  // wide::Symmetric2015 with factor 12 (westmere's LLC): lo >= 12 && hi >= 12 lo.
   // Waker 199 + 1 (this wake-up is a new partner) = 200, wakee 12: 200 >= 144.
   waker.flips.flips.store(199);
   wakee.flips.flips.store(12);
@@ -188,7 +188,7 @@ TEST_CASE("a hand-off lands on the waking CPU whatever the machine, unless it is
   WakePlacer<UniformTopology, Counted> placer{westmere};
   decltype(placer)::task_state waker, wakee;
   // Everything that would move the wakee elsewhere: prev 3 idle and
-  // cache-shared (the search's idle_prev), the waker a wide one (Symmetric2015
+  // cache-shared (the search's idle_prev), the waker a wide one (wide::Symmetric2015
   // with factor 12: 199 + 1 = 200 >= 12 x 12 against the wakee's 12), the
   // waking CPU running two tasks.
   waker.flips.flips.store(199);
@@ -286,7 +286,7 @@ TEST_CASE("the placer counts each step when stats are on", "[wake_placer][stats]
 
 namespace {
 struct MasterOnlyCores : DefaultWakeTraits {  // a user's own combination
-  using Wide = WideDetector<MasterOnly2017>;
+  using Wide = WideDetector<wide::MasterOnly2017>;
   using Factor = CoresPerLlcFactor;
   using Stats = PlainStats;
 };
@@ -360,9 +360,9 @@ void random_placements(const UniformTopology& topo, std::uint32_t seed, int roun
 }
 
 using AllTraits = std::tuple<traits::Current, traits::AlwaysAffine, traits::PrevCpu,
-                             traits::Wang2013, traits::CacheHot<sis_cache::Rfc2023>,
-                             traits::CacheHot<sis_cache::V1>, traits::CacheHot<sis_cache::V2>,
-                             traits::CacheHot<sis_cache::V2, OwnerOnly>, MasterOnlyCores>;
+                             traits::Linux2013, traits::CacheHot<sis_cache::EverySleep2023>,
+                             traits::CacheHot<sis_cache::ShortSleeps2023>, traits::CacheHot<sis_cache::HalveLong2023>,
+                             traits::CacheHot<sis_cache::HalveLong2023, OwnerOnly>, MasterOnlyCores>;
 }  // namespace
 
 TEMPLATE_LIST_TEST_CASE("every traits combination places validly on random machines",

@@ -90,8 +90,9 @@ struct FlipWidePolicy {
 };
 
 // The zero-overhead baseline: a hand-written struct and the formulas of
-// HEURISTICS sections 1-3 inline (halving decay after more than a period,
-// flip on a new partner, saturating; symmetric rule with the LLC size).
+// record_wakee(), wake_wide() and sd_llc_size inline (halving decay after
+// more than a period, flip on a new partner, saturating; symmetric rule with
+// the LLC size).
 struct RawFlips {
   std::uintptr_t last_wakee = 0;
   std::uint32_t flips = 0;
@@ -162,7 +163,7 @@ inline std::vector<GateHistory> gate_histories(std::uint32_t levels, std::uint32
   return v;
 }
 
-// The baselines: the v5.16 gates inline (HEURISTICS 4, "Gates"):
+// The baselines: the v5.16 gates of newidle_balance() inline:
 //   enter iff avg_idle >= cost[0]; visit level i iff avg_idle >= spent + cost[i].
 struct RawNewidle {
   std::int64_t avg_idle;
@@ -212,8 +213,8 @@ struct GateBaseline {
 };
 
 #if TASKPLACE_BENCH_HAVE_NEWIDLE
-// The policy path: NewidleCostTracker<> (today's kernel: FirstLevelGate,
-// LevelBudget) on states carrying the same histories, written into the
+// The policy path: NewidleCostTracker<> (today's kernel: newidle_gate::FirstLevel2022,
+// level_budget::Spent2014) on states carrying the same histories, written into the
 // public state fields as an embedder restoring a snapshot would.
 struct GatePolicy {
   using Tracker = taskplace::NewidleCostTracker<>;
@@ -265,7 +266,7 @@ inline std::vector<ReservationInput> reservation_inputs(std::uint32_t seed = 5) 
 }
 
 #if TASKPLACE_BENCH_HAVE_RESERVATION
-// The policy path: CacheHotReservation<> (V2, AnyTaskMayTake). Its
+// The policy path: CacheHotReservation<> (HalveLong2023, AnyTaskMayTake). Its
 // cpu_state is the timeout alone (AnyTaskMayTake stores no owner; the
 // owner given below is dropped), 8 bytes like the baseline's.
 struct ReservationPolicy {
@@ -282,7 +283,7 @@ struct ReservationPolicy {
 };
 #endif
 
-// The baseline: seed 002's test inline, "skip while now < hot_until".
+// The baseline: Chen 2023's test inline, "skip while now < hot_until".
 struct ReservationBaseline {
   std::vector<std::int64_t> hot_until = reservation_hot_until();
   bool operator()(const ReservationInput& in) const { return in.now_ns < hot_until[in.cpu]; }

@@ -91,7 +91,7 @@ void balance_case(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations());
 }
 void BM_balance(benchmark::State& st) { balance_case<taskplace::DefaultBalanceTraits>(st); }
-void BM_balance_dice(benchmark::State& st) { balance_case<taskplace::traits::BalanceKernel2026>(st); }
+void BM_balance_dice(benchmark::State& st) { balance_case<taskplace::traits::BalanceLinux2026>(st); }
 BENCHMARK(BM_balance)->Apply(cpu_args);
 BENCHMARK(BM_balance_dice)->Apply(cpu_args);
 

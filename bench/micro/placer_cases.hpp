@@ -20,9 +20,9 @@ namespace bench {
 
 // Shapes (nodes x LLCs per node x cores per LLC x threads per core, nested
 // numbering):
-//   12   = 1 x 1 x 6 x 2    seed 000's Westmere, one 12-CPU LLC
-//   80   = 2 x 1 x 20 x 2   seed 004's two-node box, 40-CPU LLCs
-//   224  = 2 x 1 x 56 x 2   seed 002's Sapphire Rapids, 112-CPU LLCs
+//   12   = 1 x 1 x 6 x 2    Wang 2013's Westmere, one 12-CPU LLC
+//   80   = 2 x 1 x 20 x 2   Fleming 2017's two-node box, 40-CPU LLCs
+//   224  = 2 x 1 x 56 x 2   Chen 2023's Sapphire Rapids, 112-CPU LLCs
 //   1024 = 8 x 4 x 16 x 2   32-CPU LLCs (chiplet-style), 32 LLCs
 //   4096 = 16 x 8 x 16 x 2  32-CPU LLCs, 128 LLCs
 inline taskplace::UniformTopology shape(std::int64_t cpus) {

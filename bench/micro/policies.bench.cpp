@@ -14,7 +14,7 @@
 
 namespace {
 
-// 12 CPUs, one LLC: seed 000's machine.
+// 12 CPUs, one LLC: Wang 2013's machine.
 constexpr taskplace::UniformTopology westmere = taskplace::presets::westmere_12cpu_2013();
 
 void BM_flip_wide_policy(benchmark::State& st) {
@@ -44,7 +44,7 @@ void BM_flip_wide_baseline(benchmark::State& st) {
 BENCHMARK(BM_flip_wide_baseline);
 
 #if TASKPLACE_BENCH_HAVE_NEWIDLE
-// 224 CPUs, three levels (SMT, LLC, machine): seed 002's machine.
+// 224 CPUs, three levels (SMT, LLC, machine): Chen 2023's machine.
 constexpr taskplace::UniformTopology spr = taskplace::presets::sapphire_rapids_2x56x2();
 
 void BM_newidle_gate_policy(benchmark::State& st) {

@@ -354,12 +354,12 @@ int main(int argc, char** argv) {
       {"Current", pool_runner<taskplace::traits::Current>("Current")},
       {"AlwaysAffine", pool_runner<taskplace::traits::AlwaysAffine>("AlwaysAffine")},
       {"PrevCpu", pool_runner<taskplace::traits::PrevCpu>("PrevCpu")},
-      {"Wang2013", pool_runner<taskplace::traits::Wang2013>("Wang2013")},
+      {"Linux2013", pool_runner<taskplace::traits::Linux2013>("Linux2013")},
       {"CacheHot", pool_runner<taskplace::traits::CacheHot<>>("CacheHot")},
-      // The 2008 kernels' sync rule (seed 001): avg_overlap-gated pulls,
+      // The 2008 kernels' sync rule (Smith 2008): avg_overlap-gated pulls,
       // unchecked as in 2.6.25, balanced as in 2.6.26; no search.
       {"Linux2008 unchecked",
-       pool_runner<taskplace::traits::Linux2008<taskplace::sync2008::Unchecked>>("Linux2008 unchecked")},
+       pool_runner<taskplace::traits::Linux2008<taskplace::sync_affine::Unchecked2008>>("Linux2008 unchecked")},
       {"Linux2008", pool_runner<taskplace::traits::Linux2008<>>("Linux2008")},
       // Current plus SIS_CURRENT (2023, never merged): a pair of short
       // tasks that wake each other stays on the waking worker.

@@ -3,10 +3,10 @@
 //
 // pipe: two tasks pass a token (perf bench sched pipe). pgbench: one client
 // task keeps one request in flight per backend, each backend spins
-// pgbench_work_ns then replies (seed 000's 1:N select-only load). hackbench:
+// pgbench_work_ns then replies (Wang 2013's 1:N select-only load). hackbench:
 // groups of senders each send to every receiver of their group. udp_rr:
 // request/response pairs whose clients pause between requests (netperf
-// UDP_RR, seed 002). Every run checks that every message arrived.
+// UDP_RR, Chen 2023). Every run checks that every message arrived.
 //
 //   workloads::Result r = workloads::pool::run(pool, "pipe", sizes, "Current");
 //   // throws std::runtime_error if the run does not finish within the timeout

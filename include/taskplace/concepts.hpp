@@ -192,8 +192,8 @@ concept AvgIdleEstimator = requires(Nanoseconds avg, Nanoseconds delta, Nanoseco
 
 // CostDecaySchedule: when a level's maximum cost decays.
 //   R1 D::restart_on_new_max: bool constant. true: a new maximum restarts the
-//      one-period wait (v5.16, DecayIfNoNewMax); false: decay every period
-//      regardless (2013, DecayEverySecond).
+//      one-period wait (v5.16, cost_decay::IfNoNewMax2022); false: decay
+//      every period regardless (v3.13, cost_decay::EverySecond2014).
 template <class D>
 concept CostDecaySchedule = requires {
   { D::restart_on_new_max } -> std::convertible_to<bool>;
@@ -320,7 +320,8 @@ concept DurationPolicy = std::default_initializable<typename P::state> &&
 
 // ---------------------------------------------------------------------------
 // ShortTaskVariant: when WakeOnCurrent counts a task's average run as short
-// (placer/wake_on_current.hpp). Models: sis_current::V7, sis_current::V8.
+// (placer/wake_on_current.hpp). Models: sis_current::Granularity2023,
+// sis_current::MigrationCost2023.
 //   R1 V::is_short(Nanoseconds dur, std::size_t cpus) -> bool, noexcept,
 //      constexpr, defined for every duration (0 and the largest included)
 template <class V>
@@ -330,7 +331,8 @@ concept ShortTaskVariant = requires(Nanoseconds d, std::size_t cpus) {
 
 // ---------------------------------------------------------------------------
 // SyncAffineVariant: how a 2008 kernel's wake_affine() treated the sync hint
-// (WakeAffine2008). Models: sync2008::Unchecked, Balanced, Ignored.
+// (WakeAffine2008). Models: sync_affine::Unchecked2008, Balanced2008,
+// Ignored2008.
 //   R1 V::honour_sync -> bool: false ignores the hint (SYNC_WAKEUPS off)
 //   R2 V::pull_needs_balance -> bool: the overlap pull also needs the
 //      balance test to pass (Mike Galbraith's fix, 2.6.26)

@@ -2,7 +2,7 @@
 //
 // "CPU c has nothing to run: try to pull work, and how far?" Kernel
 // analogue: newidle_balance() / sched_balance_newidle() with the cost
-// limiting of seed 003 (v3.13) and the gates of v5.16: walk the levels from
+// limiting of Low 2013 (v3.13) and the gates of v5.16: walk the levels from
 // the smallest, time each attempt, stop when the expected idle time no
 // longer pays for the next level or when work was found.
 //
@@ -33,25 +33,25 @@ namespace taskplace {
 namespace newidle {
 // Balance at every level whenever idle: no cost limit at all.
 struct NoLimit : DefaultNewidleTraits {
-  using EntryGate = NoEntryGate;
-  using Budget = NoLevelBudget;
+  using EntryGate = newidle_gate::None;
+  using Budget = level_budget::None;
 };
 // 2009-2013: skip when avg_idle < migration_cost, otherwise walk every
-// level; avg_idle by the overestimating Pre2013 rule, capped at twice
-// migration_cost (no balance cost was kept before seed 003).
+// level; avg_idle by the overestimating avg_idle::Saturate2009 rule, capped at twice
+// migration_cost (no balance cost was kept before Low 2013).
 struct Gate2009 : DefaultNewidleTraits {
-  using Estimator = Pre2013;
-  using Schedule = DecayEverySecond;
-  using EntryGate = MigrationCostGate;
-  using Budget = NoLevelBudget;
+  using Estimator = avg_idle::Saturate2009;
+  using Schedule = cost_decay::EverySecond2014;
+  using EntryGate = newidle_gate::MigrationCost2009;
+  using Budget = level_budget::None;
   static constexpr bool cap_avg_idle_on_cost = false;
 };
-// v3.13 (seed 003 as merged): per-level cost budget on top of the 2009
+// v3.13 (Low 2013 as merged): per-level cost budget on top of the 2009
 // gate, decaying once a second.
-struct PerLevel2013 : DefaultNewidleTraits {
-  using Schedule = DecayEverySecond;
-  using EntryGate = MigrationCostGate;
-  using Budget = LevelBudget;
+struct PerLevel2014 : DefaultNewidleTraits {
+  using Schedule = cost_decay::EverySecond2014;
+  using EntryGate = newidle_gate::MigrationCost2009;
+  using Budget = level_budget::Spent2014;
 };
 // v6.17 (2025, reverted in v6.18): a level whose attempt found nothing
 // records 3/2 of its maximum, capped at migration_cost + 200 ns.
@@ -60,7 +60,7 @@ struct BumpFailed2025 : DefaultNewidleTraits {
 };
 // Today's kernel's cost tracking (its success-rate dice are the balancer's
 // Attempts member: see traits::Balance).
-struct Current : DefaultNewidleTraits {};
+struct StampGuard2026 : DefaultNewidleTraits {};
 }  // namespace newidle
 
 struct DefaultBalanceTraits {
@@ -84,7 +84,8 @@ struct Balance : DefaultBalanceTraits {
 };
 // Today's kernel (v7.0 on): the current cost tracking and the success-rate
 // dice with the rate term.
-using BalanceKernel2026 = Balance<newidle::Current, NewidleSuccessRate<success_rate::ProportionalRate2026>>;
+using BalanceLinux2026 =
+    Balance<newidle::StampGuard2026, NewidleSuccessRate<success_rate::ProportionalRate2026>>;
 }  // namespace traits
 
 namespace detail {
@@ -283,7 +284,7 @@ class IdleBalancer {
           static_cast<std::uint32_t>(t.level_count(cpu)), work.level_count);
       Nanoseconds t0 = start;
       // What the budget has been charged so far: the time spent, unless
-      // the tracker charges less (seed 003 patch 2/3's early cap).
+      // the tracker charges less (Low 2013 patch 2/3's early cap).
       Nanoseconds charged{0};
       for (std::uint32_t i = 0; i < levels; ++i) {
         if (!tracker_.may_visit_level(work, i, charged)) {

@@ -27,7 +27,7 @@ inline constexpr Nanoseconds flip_decay_period = 1s;
 
 // The base of the CFS minimum granularity before EEVDF: 0.75 ms, scaled by
 // 1 + log2(min(CPUs, 8)) (SCHED_TUNABLESCALING_LOG), so 3 ms from 8 CPUs
-// on. Read by sis_current::V7. kernel: sysctl_sched_min_granularity
+// on. Read by sis_current::Granularity2023. kernel: sysctl_sched_min_granularity
 // (normalized_sysctl_sched_min_granularity).
 inline constexpr Nanoseconds min_granularity_base = 750us;
 
@@ -38,7 +38,7 @@ inline constexpr Nanoseconds cost_decay_period = 1s;
 // Initial avg_idle: 2 * migration_cost; kernel: rq->avg_idle at boot.
 inline constexpr Nanoseconds initial_avg_idle = 2 * migration_cost;
 
-// Early cap on a level's recorded cost (seed 003 patch 2/3), off by default.
+// Early cap on a level's recorded cost (Low 2013 patch 2/3), off by default.
 inline constexpr Nanoseconds early_cost_cap = 5 * migration_cost;
 
 // Load-test bias toward the previous CPU, in percent above 100; the kernel
@@ -52,7 +52,7 @@ inline constexpr std::uint32_t imbalance_pct_2008 = 125;
 
 // Utilisation at which the LLC scan budget reaches zero: the budget is
 // llc_size * (1 - (1.17*u)^2), zero at u = 1/1.17, about 85%.
-// kernel: SIS_UTIL (v5.20), sd_llc_shared->nr_idle_scan.
+// kernel: SIS_UTIL (v6.0, 2022), sd_llc_shared->nr_idle_scan.
 inline constexpr std::uint32_t sis_util_scale_pct = 117;
 
 // A level moves a cache-hot task once more than this many of its periodic

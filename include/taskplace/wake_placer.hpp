@@ -35,14 +35,14 @@
 namespace taskplace {
 
 // The defaults: today's kernel. Derive and replace one member:
-//   struct my_traits : taskplace::DefaultWakeTraits { using Wide = WideDetector<Wang2013>; };
+//   struct my_traits : taskplace::DefaultWakeTraits { using Wide = WideDetector<Linux2013>; };
 struct DefaultWakeTraits {
-  using Flips = FlipCounter<>;        // kernel record_wakee; halving decay since v3.13
-  using Wide = WideDetector<>;        // kernel wake_wide; symmetric rule since v4.2
-  using Factor = LlcFactor;           // kernel sd_llc_size; patch 2/2 of seed 000
+  using Flips = FlipCounter<>;        // kernel record_wakee; halving decay since v3.17
+  using Wide = WideDetector<>;        // kernel wake_wide; symmetric rule since v4.3
+  using Factor = LlcFactor;           // kernel sd_llc_size; patch 2/2 of Wang 2013
   using Affine = WakeAffine;          // kernel wake_affine: WA_IDLE, WA_WEIGHT, WA_BIAS
   using Search = IdleSiblingSearch;   // kernel select_idle_sibling with SIS_UTIL
-  using Reservation = NoReservation;  // SIS_CACHE (seed 002) was never merged
+  using Reservation = NoReservation;  // SIS_CACHE (Chen 2023) was never merged
   using Overlap = NoOverlap;          // avg_overlap went in 2010
   using Duration = NoDuration;        // dur_avg (SIS_CURRENT's patch 1/2) was never merged
   using OnCurrent = NoWakeOnCurrent;  // SIS_CURRENT (2023) was never merged
@@ -55,43 +55,45 @@ namespace traits {
 // Today's kernel.
 struct Current : DefaultWakeTraits {};
 // Pull every wakee to the waking CPU, no search: 2.6.23-2.6.26 sync
-// wake-ups, which collapsed pgbench past ~8 clients (seed 001).
+// wake-ups, which collapsed pgbench past ~8 clients (Smith 2008).
 struct AlwaysAffine : DefaultWakeTraits {
-  using Wide = NeverWide;
-  using Affine = AffineAlways;
+  using Wide = wide::Never;
+  using Affine = affine::Always;
   using Search = NoSearch;
 };
 // Never pull, no search: the wakee returns to where it ran.
 struct PrevCpu : DefaultWakeTraits {
-  using Affine = AffineNever;
+  using Affine = affine::Never;
   using Search = NoSearch;
 };
-// The v3.12 kernel of seed 000: wiping decay, the one-sided rule.
-struct Wang2013 : DefaultWakeTraits {
-  using Flips = FlipCounter<WipeDecay>;
-  using Wide = WideDetector<taskplace::Wang2013>;
+// The v3.12 kernel of Wang 2013: wiping decay, the one-sided rule.
+struct Linux2013 : DefaultWakeTraits {
+  using Flips = FlipCounter<flip_decay::Wipe2013>;
+  using Wide = WideDetector<wide::OneSided2013>;
 };
-// A 2008 kernel (2.6.25-2.6.26, seed 001): no wake_wide, the 2008
+// A 2008 kernel (2.6.25-2.6.26, Smith 2008): no wake_wide, the 2008
 // wake_affine() whose sync pull is gated by the tasks' average overlap,
 // and no idle-sibling search (the era's wake_idle() is not modelled, as
-// in AlwaysAffine). Variant: sync2008::Unchecked (2.6.25, the pgbench
-// regression), Balanced (2.6.26, its fix) or Ignored (SYNC_WAKEUPS off).
-template <class Variant = sync2008::Balanced>
+// in AlwaysAffine). Variant: sync_affine::Unchecked2008 (2.6.25, the
+// pgbench regression), Balanced2008 (2.6.26, its fix) or Ignored2008
+// (SYNC_WAKEUPS off).
+template <class Variant = sync_affine::Balanced2008>
 struct Linux2008 : DefaultWakeTraits {
-  using Wide = NeverWide;
+  using Wide = wide::Never;
   using Affine = WakeAffine2008<Variant>;
   using Search = NoSearch;
   using Overlap = OverlapTracker;
 };
-// Current plus SIS_CACHE in one of its variants (seed 002).
-template <class Variant = sis_cache::V2, class Ownership = AnyTaskMayTake>
+// Current plus SIS_CACHE in one of its variants (Chen 2023).
+template <class Variant = sis_cache::HalveLong2023, class Ownership = AnyTaskMayTake>
 struct CacheHot : DefaultWakeTraits {
   using Reservation = CacheHotReservation<Variant, Ownership>;
 };
 // Current plus SIS_CURRENT (2023): a pair of short tasks that wake each
-// other stays on the waking CPU, with no search. Variant: sis_current::V8
-// (threshold the migration cost) or V7 (an eighth of the granularity).
-template <ShortTaskVariant Variant = sis_current::V8>
+// other stays on the waking CPU, with no search. Variant:
+// sis_current::MigrationCost2023 (threshold the migration cost) or
+// Granularity2023 (an eighth of the granularity).
+template <ShortTaskVariant Variant = sis_current::MigrationCost2023>
 struct SisCurrent : DefaultWakeTraits {
   using Duration = DurationTracker;
   using OnCurrent = WakeOnCurrent<Variant>;

@@ -47,20 +47,20 @@ BOOST_AUTO_TEST_CASE(every_preset_is_a_conforming_topology) {
 }
 
 BOOST_AUTO_TEST_CASE(every_shipped_flip_and_wide_policy_conforms) {
-  BOOST_TEST(tp::testing::check_flip_decay<tp::WipeDecay>().empty());
-  BOOST_TEST(tp::testing::check_flip_decay<tp::HalveDecay>().empty());
-  BOOST_TEST(tp::testing::check_wide_rule<tp::Wang2013>().empty());
-  BOOST_TEST(tp::testing::check_wide_rule<tp::Symmetric2015>().empty());
-  BOOST_TEST(tp::testing::check_wide_rule<tp::MasterOnly2017>().empty());
-  BOOST_TEST(tp::testing::check_wide_rule<tp::NeverWide>().empty());
+  BOOST_TEST(tp::testing::check_flip_decay<tp::flip_decay::Wipe2013>().empty());
+  BOOST_TEST(tp::testing::check_flip_decay<tp::flip_decay::Halve2014>().empty());
+  BOOST_TEST(tp::testing::check_wide_rule<tp::wide::OneSided2013>().empty());
+  BOOST_TEST(tp::testing::check_wide_rule<tp::wide::Symmetric2015>().empty());
+  BOOST_TEST(tp::testing::check_wide_rule<tp::wide::MasterOnly2017>().empty());
+  BOOST_TEST(tp::testing::check_wide_rule<tp::wide::Never>().empty());
 }
 
 BOOST_AUTO_TEST_CASE(every_shipped_newidle_and_reservation_policy_conforms) {
-  BOOST_TEST(tp::testing::check_avg_idle_estimator<tp::Low2013>().empty());
-  BOOST_TEST(tp::testing::check_avg_idle_estimator<tp::Pre2013>().empty());
-  BOOST_TEST(tp::testing::check_reservation_variant<tp::sis_cache::Rfc2023>().empty());
-  BOOST_TEST(tp::testing::check_reservation_variant<tp::sis_cache::V1>().empty());
-  BOOST_TEST(tp::testing::check_reservation_variant<tp::sis_cache::V2>().empty());
+  BOOST_TEST(tp::testing::check_avg_idle_estimator<tp::avg_idle::Clamp2014>().empty());
+  BOOST_TEST(tp::testing::check_avg_idle_estimator<tp::avg_idle::Saturate2009>().empty());
+  BOOST_TEST(tp::testing::check_reservation_variant<tp::sis_cache::EverySleep2023>().empty());
+  BOOST_TEST(tp::testing::check_reservation_variant<tp::sis_cache::ShortSleeps2023>().empty());
+  BOOST_TEST(tp::testing::check_reservation_variant<tp::sis_cache::HalveLong2023>().empty());
   BOOST_TEST(tp::testing::check_attempt_policy<tp::AttemptEveryLevel>().empty());
   BOOST_TEST(tp::testing::check_attempt_policy<tp::NewidleSuccessRate<tp::success_rate::Proportional2025>>().empty());
   BOOST_TEST(tp::testing::check_attempt_policy<tp::NewidleSuccessRate<tp::success_rate::ProportionalRate2026>>().empty());
@@ -81,7 +81,7 @@ BOOST_AUTO_TEST_CASE(manual_clock_flip_sequence_halves_once_a_period) {
   tp::ManualClock clock{10s};
   for (tp::TaskKey k = 1; k <= 10; ++k) f.record(s, k, clock.now());  // 10 partners: 10 flips
   BOOST_TEST(f.flips(s) == 10u);
-  clock.advance(3s);                 // three idle periods: still one halving (HEURISTICS 1)
+  clock.advance(3s);                 // three idle periods: still one halving (record_wakee)
   f.record(s, 11, clock.now());      // 10 >> 1 = 5, + 1 new partner
   BOOST_TEST(f.flips(s) == 6u);
   clock.advance(-5s);                // backwards: no decay
@@ -114,14 +114,14 @@ BOOST_AUTO_TEST_SUITE_END()
 
 namespace {
 struct Custom : tp::DefaultWakeTraits {
-  using Wide = tp::WideDetector<tp::MasterOnly2017>;
+  using Wide = tp::WideDetector<tp::wide::MasterOnly2017>;
   using Factor = tp::NodeFactor;
 };
 using Matrix = boost::mpl::list<tp::traits::Current, tp::traits::AlwaysAffine, tp::traits::PrevCpu,
-                                tp::traits::Wang2013, tp::traits::CacheHot<tp::sis_cache::Rfc2023>,
-                                tp::traits::CacheHot<tp::sis_cache::V1>,
-                                tp::traits::CacheHot<tp::sis_cache::V2>,
-                                tp::traits::CacheHot<tp::sis_cache::V2, tp::OwnerOnly>, Custom>;
+                                tp::traits::Linux2013, tp::traits::CacheHot<tp::sis_cache::EverySleep2023>,
+                                tp::traits::CacheHot<tp::sis_cache::ShortSleeps2023>,
+                                tp::traits::CacheHot<tp::sis_cache::HalveLong2023>,
+                                tp::traits::CacheHot<tp::sis_cache::HalveLong2023, tp::OwnerOnly>, Custom>;
 }  // namespace
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(every_traits_combination_places_validly, Traits, Matrix) {

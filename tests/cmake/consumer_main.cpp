@@ -11,7 +11,7 @@ static_assert(taskplace::Topology<taskplace::UniformTopology>);
 
 int main() {
   using namespace std::chrono_literals;
-  // Two nodes of one 20-core, 2-thread LLC each: the seed 004 box, 80 CPUs.
+  // Two nodes of one 20-core, 2-thread LLC each: the Fleming 2017 box, 80 CPUs.
   const taskplace::UniformTopology box{2, 1, 20, 2};
   taskplace::ManualClock clock{taskplace::Nanoseconds{0}};
   clock.advance(500us);

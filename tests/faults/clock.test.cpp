@@ -83,7 +83,7 @@ TEST_CASE("avg_idle ignores a backwards idle period and caps a huge one", "[faul
   t.idle_end(s, 9s);  // backwards: delta 0, avg moves 1/8 toward 0
   CHECK(t.avg_idle(s) == 875us);
   t.idle_start(s, 10s);
-  t.idle_end(s, 10s + 5h);  // hours idle: Low2013 clamps at 2 * max_idle_balance_cost = 1 ms
+  t.idle_end(s, 10s + 5h);  // hours idle: avg_idle::Clamp2014 clamps at 2 * max_idle_balance_cost = 1 ms
   CHECK(t.avg_idle(s) == 1000us);
   t.idle_start(s, tmin);
   t.idle_end(s, tmax);  // the largest possible period: still the cap
@@ -114,7 +114,7 @@ TEST_CASE("a sleep measured on a backwards clock is not sampled", "[faults][cloc
   CHECK(task.sleep_avg == 10us);
   CHECK(task.last_dequeue == 0ns);
   r.on_sleep(task, cpu, true, 1, 30s);
-  r.on_wakeup(task, 30s + 3h);  // hours: a long sleep, V2 halves the average
+  r.on_wakeup(task, 30s + 3h);  // hours: a long sleep, HalveLong2023 halves the average
   CHECK(task.sleep_avg == 5us);
 }
 

@@ -37,8 +37,8 @@ testing::ScriptedMachine<> busy_but_cpu3() {
 
 TEST_CASE("four threads recording into one relaxed-atomic flip state never exceed the calls made",
           "[faults][concurrency][flip_counter]") {
-  const FlipCounter<HalveDecay, RelaxedAtomicStorage> f;
-  FlipCounter<HalveDecay, RelaxedAtomicStorage>::state s;
+  const FlipCounter<flip_decay::Halve2014, flip_storage::RelaxedAtomic> f;
+  FlipCounter<flip_decay::Halve2014, flip_storage::RelaxedAtomic>::state s;
   std::atomic<bool> go{false};
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)

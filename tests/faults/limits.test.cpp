@@ -22,9 +22,9 @@ constexpr Nanoseconds tmax = Nanoseconds::max();
 }  // namespace
 
 TEMPLATE_TEST_CASE("flips saturate at UINT32_MAX instead of wrapping", "[faults][limits][flip_counter]",
-                   PlainStorage, RelaxedAtomicStorage) {
-  FlipCounter<HalveDecay, TestType> f;
-  typename FlipCounter<HalveDecay, TestType>::state s;
+                   flip_storage::Plain, flip_storage::RelaxedAtomic) {
+  FlipCounter<flip_decay::Halve2014, TestType> f;
+  typename FlipCounter<flip_decay::Halve2014, TestType>::state s;
   s.flips.store(u32max - 1);
   f.record(s, 1, 0ns);
   CHECK(f.flips(s) == u32max);
@@ -37,13 +37,13 @@ TEMPLATE_TEST_CASE("flips saturate at UINT32_MAX instead of wrapping", "[faults]
 
 TEST_CASE("the wide rules stay exact for 32-bit extremes", "[faults][limits][wide_detector]") {
   // f * lo = UINT32_MAX^2 needs 64 bits; in 32 it would wrap to 1 and say wide.
-  CHECK_FALSE(Symmetric2015::wide(u32max, u32max, u32max));
-  CHECK_FALSE(Symmetric2015::wide(u32max, 1, u32max));  // lo = 1 < f = UINT32_MAX
-  CHECK_FALSE(Symmetric2015::wide(u32max, 1, 2));  // lo = 1 < f = 2
-  CHECK(Symmetric2015::wide(u32max, 2, 2));
-  CHECK_FALSE(Wang2013::wide(u32max, u32max, 2));  // w > 2 * e is false
-  CHECK(MasterOnly2017::wide(0, 0, u32max));       // seed 004 caveat: 0 >= f * 0
-  CHECK(Wang2013::wide(100, 2, 0) == Wang2013::wide(100, 2, 1));  // factor 0 reads as 1
+  CHECK_FALSE(wide::Symmetric2015::wide(u32max, u32max, u32max));
+  CHECK_FALSE(wide::Symmetric2015::wide(u32max, 1, u32max));  // lo = 1 < f = UINT32_MAX
+  CHECK_FALSE(wide::Symmetric2015::wide(u32max, 1, 2));  // lo = 1 < f = 2
+  CHECK(wide::Symmetric2015::wide(u32max, 2, 2));
+  CHECK_FALSE(wide::OneSided2013::wide(u32max, u32max, 2));  // w > 2 * e is false
+  CHECK(wide::MasterOnly2017::wide(0, 0, u32max));       // Fleming 2017 caveat: 0 >= f * 0
+  CHECK(wide::OneSided2013::wide(100, 2, 0) == wide::OneSided2013::wide(100, 2, 1));  // factor 0 reads as 1
 }
 
 TEST_CASE("costs near INT64 max saturate the CPU-wide cost", "[faults][limits][newidle_cost_tracker]") {
@@ -84,8 +84,8 @@ TEST_CASE("too many levels is a checked precondition", "[faults][limits][newidle
 }
 
 TEST_CASE("a sleep of INT64 max is a long sleep, not a negative one", "[faults][limits][cache_hot_reservation]") {
-  CacheHotReservation<sis_cache::Rfc2023> r;  // averages every sleep
-  CacheHotReservation<sis_cache::Rfc2023>::task_state task{.last_dequeue = Nanoseconds::min() + 1ns,
+  CacheHotReservation<sis_cache::EverySleep2023> r;  // averages every sleep
+  CacheHotReservation<sis_cache::EverySleep2023>::task_state task{.last_dequeue = Nanoseconds::min() + 1ns,
                                                            .sleep_avg = 0ns};
   r.on_wakeup(task, tmax);  // 2^64 - 2 ns saturates to tmax: avg = tmax / 8
   CHECK(task.sleep_avg == Nanoseconds{tmax.count() / 8});

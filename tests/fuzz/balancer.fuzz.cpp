@@ -118,8 +118,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 0: drive<DefaultBalanceTraits>(in); break;
     case 1: drive<traits::Balance<newidle::Gate2009>>(in); break;
     case 3: drive<traits::Balance<newidle::BumpFailed2025>>(in); break;
-    case 4: drive<traits::BalanceKernel2026>(in); break;
-    default: drive<traits::Balance<newidle::PerLevel2013>>(in); break;
+    case 4: drive<traits::BalanceLinux2026>(in); break;
+    default: drive<traits::Balance<newidle::PerLevel2014>>(in); break;
   }
   return 0;
 }

@@ -166,13 +166,13 @@ template <class T>
 void drive_all(const T& topo, fuzz::Bytes& in) {
   switch (in.u8() % 8u) {
     case 0: drive<T, DefaultWakeTraits>(topo, in); break;
-    case 1: drive<T, traits::Wang2013>(topo, in); break;
-    case 2: drive<T, traits::CacheHot<sis_cache::V2, AnyTaskMayTake>>(topo, in); break;
-    case 3: drive<T, traits::Linux2008<sync2008::Unchecked>>(topo, in); break;
-    case 4: drive<T, traits::Linux2008<sync2008::Balanced>>(topo, in); break;
-    case 5: drive<T, traits::SisCurrent<sis_current::V8>>(topo, in); break;
-    case 6: drive<T, traits::SisCurrent<sis_current::V7>>(topo, in); break;
-    default: drive<T, traits::CacheHot<sis_cache::V1, OwnerOnly>>(topo, in); break;
+    case 1: drive<T, traits::Linux2013>(topo, in); break;
+    case 2: drive<T, traits::CacheHot<sis_cache::HalveLong2023, AnyTaskMayTake>>(topo, in); break;
+    case 3: drive<T, traits::Linux2008<sync_affine::Unchecked2008>>(topo, in); break;
+    case 4: drive<T, traits::Linux2008<sync_affine::Balanced2008>>(topo, in); break;
+    case 5: drive<T, traits::SisCurrent<sis_current::MigrationCost2023>>(topo, in); break;
+    case 6: drive<T, traits::SisCurrent<sis_current::Granularity2023>>(topo, in); break;
+    default: drive<T, traits::CacheHot<sis_cache::ShortSleeps2023, OwnerOnly>>(topo, in); break;
   }
 }
 

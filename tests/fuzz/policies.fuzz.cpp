@@ -106,36 +106,36 @@ void drive_flips(fuzz::Bytes& in) {
 template <class Rule>
 bool reference_wide(std::uint32_t w, std::uint32_t e, std::uint32_t f);
 template <>
-bool reference_wide<Wang2013>(std::uint32_t w, std::uint32_t e, std::uint32_t f) {
+bool reference_wide<wide::OneSided2013>(std::uint32_t w, std::uint32_t e, std::uint32_t f) {
   const i128 ff = f == 0 ? 1 : f;
   return e > ff && i128{w} > ff * e;
 }
 template <>
-bool reference_wide<Symmetric2015>(std::uint32_t w, std::uint32_t e, std::uint32_t f) {
+bool reference_wide<wide::Symmetric2015>(std::uint32_t w, std::uint32_t e, std::uint32_t f) {
   const i128 ff = f == 0 ? 1 : f, hi = std::max(w, e), lo = std::min(w, e);
   return lo >= ff && hi >= ff * lo;
 }
 template <>
-bool reference_wide<MasterOnly2017>(std::uint32_t w, std::uint32_t e, std::uint32_t f) {
+bool reference_wide<wide::MasterOnly2017>(std::uint32_t w, std::uint32_t e, std::uint32_t f) {
   const i128 ff = f == 0 ? 1 : f, hi = std::max(w, e), lo = std::min(w, e);
   return hi >= ff * lo;
 }
 
 void drive_wide(fuzz::Bytes& in) {
   const std::uint32_t w = in.u32(), e = in.u32(), f = in.u32();
-  FUZZ_CHECK(WideDetector<Wang2013>::wide(w, e, f) == reference_wide<Wang2013>(w, e, f));
-  FUZZ_CHECK(WideDetector<Symmetric2015>::wide(w, e, f) == reference_wide<Symmetric2015>(w, e, f));
-  FUZZ_CHECK(WideDetector<MasterOnly2017>::wide(w, e, f) == reference_wide<MasterOnly2017>(w, e, f));
-  FUZZ_CHECK(Symmetric2015::wide(w, e, f) == Symmetric2015::wide(e, w, f));
-  FUZZ_CHECK(MasterOnly2017::wide(w, e, f) == MasterOnly2017::wide(e, w, f));
+  FUZZ_CHECK(WideDetector<wide::OneSided2013>::wide(w, e, f) == reference_wide<wide::OneSided2013>(w, e, f));
+  FUZZ_CHECK(WideDetector<wide::Symmetric2015>::wide(w, e, f) == reference_wide<wide::Symmetric2015>(w, e, f));
+  FUZZ_CHECK(WideDetector<wide::MasterOnly2017>::wide(w, e, f) == reference_wide<wide::MasterOnly2017>(w, e, f));
+  FUZZ_CHECK(wide::Symmetric2015::wide(w, e, f) == wide::Symmetric2015::wide(e, w, f));
+  FUZZ_CHECK(wide::MasterOnly2017::wide(w, e, f) == wide::MasterOnly2017::wide(e, w, f));
 }
 
 struct Traits2013 : DefaultNewidleTraits {
-  using Estimator = Pre2013;
-  using Schedule = DecayEverySecond;
+  using Estimator = avg_idle::Saturate2009;
+  using Schedule = cost_decay::EverySecond2014;
   using Ratio = DecayRatio<63, 64>;
-  using EntryGate = MigrationCostGate;
-  using Budget = LevelBudgetPlusMigration;
+  using EntryGate = newidle_gate::MigrationCost2009;
+  using Budget = level_budget::SpentPlusMigration2013;
   static constexpr bool cap_level_cost = true;
   static constexpr bool skip_without_stamp = false;
 };
@@ -269,7 +269,7 @@ void drive_reservation(fuzz::Bytes& in) {
         r.on_wakeup(task, now);
         FUZZ_CHECK(task.last_dequeue == Nanoseconds{0});
         FUZZ_CHECK(task.sleep_avg >= Nanoseconds{0});
-        if constexpr (!std::is_same_v<typename Res::variant, sis_cache::Rfc2023>)
+        if constexpr (!std::is_same_v<typename Res::variant, sis_cache::EverySleep2023>)
           FUZZ_CHECK(task.sleep_avg <= std::max(avg, r.migration_cost));  // only short sleeps raise it
         break;
       }
@@ -465,24 +465,24 @@ void drive_affine_2008(fuzz::Bytes& in) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Bytes in(data, size);
   switch (in.u8() % 18u) {
-    case 0: drive_flips<FlipCounter<HalveDecay, PlainStorage>>(in); break;
-    case 1: drive_flips<FlipCounter<WipeDecay, PlainStorage>>(in); break;
-    case 2: drive_flips<FlipCounter<HalveDecay, RelaxedAtomicStorage>>(in); break;
+    case 0: drive_flips<FlipCounter<flip_decay::Halve2014, flip_storage::Plain>>(in); break;
+    case 1: drive_flips<FlipCounter<flip_decay::Wipe2013, flip_storage::Plain>>(in); break;
+    case 2: drive_flips<FlipCounter<flip_decay::Halve2014, flip_storage::RelaxedAtomic>>(in); break;
     case 3: drive_wide(in); break;
     case 4: drive_newidle<NewidleCostTracker<>>(in); break;
     case 5: drive_newidle<NewidleCostTracker<Traits2013>>(in); break;
-    case 6: drive_reservation<CacheHotReservation<sis_cache::V2, AnyTaskMayTake>>(in); break;
-    case 7: drive_reservation<CacheHotReservation<sis_cache::V1, OwnerOnly>>(in); break;
-    case 8: drive_reservation<CacheHotReservation<sis_cache::Rfc2023, AnyTaskMayTake>>(in); break;
-    case 9: drive_reservation<CacheHotReservation<sis_cache::V2, OwnerOnly>>(in); break;
-    case 10: in.flag() ? drive_task_hot<TaskHot<>>(in) : drive_task_hot<TaskHot<task_hot::Classic>>(in); break;
+    case 6: drive_reservation<CacheHotReservation<sis_cache::HalveLong2023, AnyTaskMayTake>>(in); break;
+    case 7: drive_reservation<CacheHotReservation<sis_cache::ShortSleeps2023, OwnerOnly>>(in); break;
+    case 8: drive_reservation<CacheHotReservation<sis_cache::EverySleep2023, AnyTaskMayTake>>(in); break;
+    case 9: drive_reservation<CacheHotReservation<sis_cache::HalveLong2023, OwnerOnly>>(in); break;
+    case 10: in.flag() ? drive_task_hot<TaskHot<>>(in) : drive_task_hot<TaskHot<task_hot::AllLevels2007>>(in); break;
     case 11: drive_newidle<NewidleCostTracker<TraitsBump>>(in); break;
     case 12: drive_success<NewidleSuccessRate<success_rate::Proportional2025>>(in); break;
     case 13: drive_success<NewidleSuccessRate<success_rate::ProportionalRate2026>>(in); break;
     case 14: drive_overlap(in); break;
-    case 15: drive_affine_2008<sync2008::Unchecked>(in); break;
-    case 16: drive_affine_2008<sync2008::Balanced>(in); break;
-    case 17: drive_affine_2008<sync2008::Ignored>(in); break;
+    case 15: drive_affine_2008<sync_affine::Unchecked2008>(in); break;
+    case 16: drive_affine_2008<sync_affine::Balanced2008>(in); break;
+    case 17: drive_affine_2008<sync_affine::Ignored2008>(in); break;
     default: drive_wide(in); break;
   }
   return 0;

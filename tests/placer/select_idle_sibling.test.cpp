@@ -202,11 +202,11 @@ TEST_CASE("the idle-core hint widens or skips the core search", "[select_idle_si
   CHECK(r.scanned == 1);
 }
 
-TEMPLATE_TEST_CASE("with the idle-core hint the reservation guard covers the whole scan", "[select_idle_sibling][seed002]",
-                   sis_cache::Rfc2023, sis_cache::V1, sis_cache::V2) {
+TEMPLATE_TEST_CASE("with the idle-core hint the reservation guard covers the whole scan", "[select_idle_sibling][chen2023]",
+                   sis_cache::EverySleep2023, sis_cache::ShortSleeps2023, sis_cache::HalveLong2023) {
   // 90% busy: SIS_UTIL budget 0, but the hint widens the scan to the 12
   // CPUs. The only idle core, {3, 9}, is reserved for another task until
-  // 10us (seed 002 treats a hot CPU as not idle in select_idle_core and in
+  // 10us (Chen 2023 treats a hot CPU as not idle in select_idle_core and in
   // the CPU scan), so it is no whole idle core for this wakee.
   using R = CacheHotReservation<TestType>;
   const R res{};
@@ -219,18 +219,18 @@ TEMPLATE_TEST_CASE("with the idle-core hint the reservation guard covers the who
   const auto r = IdleSiblingSearch{}.search(
       SearchInput<UniformTopology, decltype(m), AnyCpu, R>{westmere, m, any, &res, 20, 1us, 0, 0, &recent});
   CHECK(r.scanned == 12);
-  if constexpr (std::is_same_v<TestType, sis_cache::V2>) {
-    // V2 guards half the scan, CPUs 1..6 from target 0: 3 is skipped, 9
+  if constexpr (std::is_same_v<TestType, sis_cache::HalveLong2023>) {
+    // HalveLong2023 guards half the scan, CPUs 1..6 from target 0: 3 is skipped, 9
     // (the 8th looked at) is taken.
     CHECK(r.cpu == 9);
     CHECK(r.reason == WakeReason::idle_scan);
     CHECK(r.reservation_skips == 1);
-  } else if constexpr (std::is_same_v<TestType, sis_cache::V1>) {
+  } else if constexpr (std::is_same_v<TestType, sis_cache::ShortSleeps2023>) {
     CHECK(r.cpu == 3);  // every idle CPU hot: the first one met
     CHECK(r.reason == WakeReason::hot_fallback);
     CHECK(r.reservation_skips == 2);
   } else {
-    CHECK(r.cpu == 0);  // Rfc2023 stacks on the busy target
+    CHECK(r.cpu == 0);  // EverySleep2023 stacks on the busy target
     CHECK(r.reason == WakeReason::target_busy);
     CHECK(r.reservation_skips == 2);
   }

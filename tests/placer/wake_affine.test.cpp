@@ -29,7 +29,7 @@ AffineDecision decide(const T& t, const M& m, CpuId waking, CpuId prev, bool syn
 
 TEST_CASE("the idle test prefers an idle prev that shares the waking CPU's cache", "[wake_affine]") {
   ScriptedMachine<> m{12};
-  // HEURISTICS 6.3 idle test: waking idle and sharing cache with prev -> prev if idle.
+  // wake_affine_idle(): waking idle and sharing cache with prev -> prev if idle.
   auto d = decide(westmere, m, 0, 1);
   CHECK(d.target == 1);
   CHECK(d.reason == AffineReason::idle_prev);
@@ -175,12 +175,12 @@ TEST_CASE("the baselines always and never pull", "[wake_affine]") {
   ScriptedMachine<> m{12};
   m.busy(0, 5, 9000);
   const AffineInput<UniformTopology, ScriptedMachine<>> in{westmere, m, 0, 1};
-  CHECK(AffineAlways{}.decide(in).target == 0);
-  CHECK(AffineAlways{}.decide(in).reason == AffineReason::forced_waking);
-  CHECK(AffineNever{}.decide(in).target == 1);
-  CHECK(AffineNever{}.decide(in).reason == AffineReason::forced_prev);
-  static_assert(NeverWide::wide(1000, 1000, 1) == false);
-  static_assert(AlwaysWide::wide(0, 0, 1000) == true);
+  CHECK(affine::Always{}.decide(in).target == 0);
+  CHECK(affine::Always{}.decide(in).reason == AffineReason::forced_waking);
+  CHECK(affine::Never{}.decide(in).target == 1);
+  CHECK(affine::Never{}.decide(in).reason == AffineReason::forced_prev);
+  static_assert(wide::Never::wide(1000, 1000, 1) == false);
+  static_assert(wide::Always::wide(0, 0, 1000) == true);
 }
 
 TEST_CASE("every affine reason has a name", "[wake_affine]") {

@@ -2,8 +2,8 @@
 // 2023 series, v7 and v8 thresholds; then the rule inside WakePlacer
 // (traits::SisCurrent) on a ping-pong pair, against today's kernel.
 // Golden values come from the rule's five tests and its thresholds:
-//   V8: short iff 0 < dur < migration_cost (500 us);
-//   V7: short iff 0 < dur and dur * 8 < g, g = 750 us * (1 + log2(min(cpus, 8))),
+//   MigrationCost2023: short iff 0 < dur < migration_cost (500 us);
+//   Granularity2023: short iff 0 < dur and dur * 8 < g, g = 750 us * (1 + log2(min(cpus, 8))),
 //       i.e. dur <= (g - 1) / 8 in integers;
 // the flips of FlipCounter (halving once a period, judged at record()), and
 // the average of DurationTracker, avg += (sample - avg) / 8 (truncating).
@@ -45,7 +45,7 @@ constexpr TaskKey key_a = 1, key_b = 2, key_c = 3;
 constexpr std::uint32_t u32_max = std::numeric_limits<std::uint32_t>::max();
 
 // A waker A and a wakee B that pass all five tests: A alone on the waking
-// CPU, both averaging 10 us (short for V8, and for V7 on any CPU count:
+// CPU, both averaging 10 us (short for MigrationCost2023, and for Granularity2023 on any CPU count:
 // 10,000 <= 93,749), no flips, each the other's last wakee.
 constexpr WakeOnCurrentInput passing() {
   return WakeOnCurrentInput{.waking_nr_running = 1,
@@ -59,8 +59,8 @@ constexpr WakeOnCurrentInput passing() {
                             .wakee = key_b,
                             .cpu_count = 8};
 }
-static_assert(WakeOnCurrent<sis_current::V8>::decide(passing()));
-static_assert(WakeOnCurrent<sis_current::V7>::decide(passing()));
+static_assert(WakeOnCurrent<sis_current::MigrationCost2023>::decide(passing()));
+static_assert(WakeOnCurrent<sis_current::Granularity2023>::decide(passing()));
 
 struct Row {
   const char* what;
@@ -122,36 +122,36 @@ TEST_CASE("each of the five tests, failing alone, keeps the wakee off the waking
     WakeOnCurrentInput in = passing();
     r.change(in);
     INFO(r.what);
-    CHECK(WakeOnCurrent<sis_current::V8>::decide(in) == r.expected);
-    CHECK(WakeOnCurrent<sis_current::V7>::decide(in) == r.expected);
+    CHECK(WakeOnCurrent<sis_current::MigrationCost2023>::decide(in) == r.expected);
+    CHECK(WakeOnCurrent<sis_current::Granularity2023>::decide(in) == r.expected);
     CHECK_FALSE(NoWakeOnCurrent::decide(in));  // today's kernel: never
   }
-  STATIC_REQUIRE(std::is_same_v<WakeOnCurrent<>::variant_type, sis_current::V8>);
+  STATIC_REQUIRE(std::is_same_v<WakeOnCurrent<>::variant_type, sis_current::MigrationCost2023>);
   STATIC_REQUIRE(WakeOnCurrent<>::enabled && !NoWakeOnCurrent::enabled);
 }
 
 TEST_CASE("v8 is short strictly below the 500 us migration cost, on any CPU count", "[wake_on_current]") {
-  using V8 = sis_current::V8;
+  using sis_current::MigrationCost2023;
   for (std::size_t cpus : {std::size_t{0}, std::size_t{1}, std::size_t{8}, std::size_t{1024}}) {
     INFO(cpus << " CPUs");
-    CHECK(V8::is_short(1ns, cpus));
-    CHECK(V8::is_short(499'999ns, cpus));
-    CHECK_FALSE(V8::is_short(500'000ns, cpus));  // kernel: dur_avg < sysctl_sched_migration_cost
-    CHECK_FALSE(V8::is_short(0ns, cpus));        // 0: nothing measured
-    CHECK_FALSE(V8::is_short(-1ns, cpus));
-    CHECK_FALSE(V8::is_short(Nanoseconds::max(), cpus));
-    CHECK_FALSE(V8::is_short(Nanoseconds::min(), cpus));
+    CHECK(MigrationCost2023::is_short(1ns, cpus));
+    CHECK(MigrationCost2023::is_short(499'999ns, cpus));
+    CHECK_FALSE(MigrationCost2023::is_short(500'000ns, cpus));  // kernel: dur_avg < sysctl_sched_migration_cost
+    CHECK_FALSE(MigrationCost2023::is_short(0ns, cpus));        // 0: nothing measured
+    CHECK_FALSE(MigrationCost2023::is_short(-1ns, cpus));
+    CHECK_FALSE(MigrationCost2023::is_short(Nanoseconds::max(), cpus));
+    CHECK_FALSE(MigrationCost2023::is_short(Nanoseconds::min(), cpus));
   }
   // Through the whole rule: both durations at the edge.
   auto in = passing();
   in.waker_duration = in.wakee_duration = 499'999ns;
-  CHECK(WakeOnCurrent<V8>::decide(in));
+  CHECK(WakeOnCurrent<MigrationCost2023>::decide(in));
   in.wakee_duration = 500us;
-  CHECK_FALSE(WakeOnCurrent<V8>::decide(in));
+  CHECK_FALSE(WakeOnCurrent<MigrationCost2023>::decide(in));
 }
 
 TEST_CASE("v7 is short below an eighth of the granularity, scaled by the CPU count", "[wake_on_current]") {
-  using V7 = sis_current::V7;
+  using sis_current::Granularity2023;
   struct Edge {
     std::size_t cpus;
     std::int64_t factor;      // 1 + log2(min(cpus, 8)), log2 rounded down; 0 CPUs reads as 1
@@ -170,37 +170,37 @@ TEST_CASE("v7 is short below an eighth of the granularity, scaled by the CPU cou
   };
   for (const Edge& e : edges) {
     INFO(e.cpus << " CPUs");
-    CHECK(V7::granularity_factor(e.cpus) == e.factor);
+    CHECK(Granularity2023::granularity_factor(e.cpus) == e.factor);
     const std::int64_t g = 750'000 * e.factor;
     // The kernel's product, formed here where it cannot overflow.
     CHECK(e.last_short * 8 < g);
     CHECK_FALSE((e.last_short + 1) * 8 < g);
-    CHECK(V7::is_short(Nanoseconds{e.last_short}, e.cpus));
-    CHECK_FALSE(V7::is_short(Nanoseconds{e.last_short + 1}, e.cpus));
-    CHECK(V7::is_short(1ns, e.cpus));
-    CHECK_FALSE(V7::is_short(0ns, e.cpus));
-    CHECK_FALSE(V7::is_short(-1ns, e.cpus));
+    CHECK(Granularity2023::is_short(Nanoseconds{e.last_short}, e.cpus));
+    CHECK_FALSE(Granularity2023::is_short(Nanoseconds{e.last_short + 1}, e.cpus));
+    CHECK(Granularity2023::is_short(1ns, e.cpus));
+    CHECK_FALSE(Granularity2023::is_short(0ns, e.cpus));
+    CHECK_FALSE(Granularity2023::is_short(-1ns, e.cpus));
     // dur * 8 would overflow for these; the rule never forms it.
-    CHECK_FALSE(V7::is_short(Nanoseconds::max(), e.cpus));
-    CHECK_FALSE(V7::is_short(Nanoseconds{std::numeric_limits<std::int64_t>::max() / 8 + 1}, e.cpus));
+    CHECK_FALSE(Granularity2023::is_short(Nanoseconds::max(), e.cpus));
+    CHECK_FALSE(Granularity2023::is_short(Nanoseconds{std::numeric_limits<std::int64_t>::max() / 8 + 1}, e.cpus));
     // Through the whole rule, with the input's CPU count.
     auto in = passing();
     in.cpu_count = e.cpus;
     in.waker_duration = in.wakee_duration = Nanoseconds{e.last_short};
-    CHECK(WakeOnCurrent<V7>::decide(in));
+    CHECK(WakeOnCurrent<Granularity2023>::decide(in));
     in.waker_duration = Nanoseconds{e.last_short + 1};
-    CHECK_FALSE(WakeOnCurrent<V7>::decide(in));
+    CHECK_FALSE(WakeOnCurrent<Granularity2023>::decide(in));
   }
   // The cover letter's "comparable" thresholds: from 8 CPUs on, 375 us
   // (v7) against 500 us (v8). A 400 us pair is short for v8 only.
   auto in = passing();
   in.waker_duration = in.wakee_duration = 400us;
-  CHECK(WakeOnCurrent<sis_current::V8>::decide(in));
-  CHECK_FALSE(WakeOnCurrent<V7>::decide(in));
+  CHECK(WakeOnCurrent<sis_current::MigrationCost2023>::decide(in));
+  CHECK_FALSE(WakeOnCurrent<Granularity2023>::decide(in));
   // Constant evaluation of the extremes: no overflow (UB would not compile).
-  STATIC_REQUIRE(!V7::is_short(Nanoseconds::max(), std::numeric_limits<std::size_t>::max()));
-  STATIC_REQUIRE(V7::is_short(93'749ns, 0) && !V7::is_short(93'750ns, 0));
-  STATIC_REQUIRE(!sis_current::V8::is_short(Nanoseconds::max(), 0));
+  STATIC_REQUIRE(!Granularity2023::is_short(Nanoseconds::max(), std::numeric_limits<std::size_t>::max()));
+  STATIC_REQUIRE(Granularity2023::is_short(93'749ns, 0) && !Granularity2023::is_short(93'750ns, 0));
+  STATIC_REQUIRE(!sis_current::MigrationCost2023::is_short(Nanoseconds::max(), 0));
 }
 
 // ---------------------------------------------------------------------------
@@ -227,7 +227,7 @@ struct CurrentCounted : traits::Current {
 // Each task's runs are 10 us samples: its average after k sleeps, by the
 // truncating recurrence avg += (10,000 - avg) / 8 from 0, is 1,250, 2,343,
 // 3,300, ..., 9,984 at k = 50, 9,988 at k = 53 (short for both variants:
-// on 4 CPUs V7's edge is 281,249).
+// on 4 CPUs Granularity2023's edge is 281,249).
 // Flips: each task's first wake-up of the other makes its count 1 (a new
 // partner); the decay stamp starts at 0 and moves at the first record()
 // strictly more than 1 ms after it. A records at 20i + 10 us: first past
@@ -307,7 +307,7 @@ struct PingPong {
   std::uint64_t count(WakeCounter w) const { return placer.stats().get(w); }
 };
 
-using Variants = std::tuple<sis_current::V8, sis_current::V7>;
+using Variants = std::tuple<sis_current::MigrationCost2023, sis_current::Granularity2023>;
 }  // namespace
 
 TEMPLATE_LIST_TEST_CASE("a ping-pong pair of short tasks stays on the waking CPU once both flip counts are 0",
@@ -432,7 +432,7 @@ TEMPLATE_LIST_TEST_CASE("each broken test of the rule sends the pair down the no
     CHECK(pp.ping(pp.a, pp.b, 4ms).reason == WakeReason::wake_on_current);
     CHECK(pp.ping(pp.b, pp.a).reason == WakeReason::wake_on_current);
     // B's 54th sample, 4,000,000: 9,988 + (4,000,000 - 9,988) / 8
-    // = 9,988 + 498,751 = 508,739 ns, long for V8 (>= 500,000) and V7 on
+    // = 9,988 + 498,751 = 508,739 ns, long for MigrationCost2023 (>= 500,000) and Granularity2023 on
     // 4 CPUs (> 281,249).
     CHECK(DurationTracker::average(pp.b.s.duration) == 508'739ns);
     // A (on 1) wakes B (prev 1): the wakee fails test 3.

@@ -1,4 +1,4 @@
-// Tests for taskplace/policy/cache_hot_reservation.hpp (SIS_CACHE, seed 002)
+// Tests for taskplace/policy/cache_hot_reservation.hpp (SIS_CACHE, Chen 2023)
 // and the reservation part of taskplace/testing/idle_conformance.hpp.
 #include "taskplace/policy/cache_hot_reservation.hpp"
 
@@ -28,15 +28,15 @@ namespace sc = taskplace::sis_cache;
 namespace {
 
 using AllReservations =
-    std::tuple<CacheHotReservation<sc::Rfc2023, AnyTaskMayTake>, CacheHotReservation<sc::V1, AnyTaskMayTake>,
-               CacheHotReservation<sc::V2, AnyTaskMayTake>, CacheHotReservation<sc::Rfc2023, OwnerOnly>,
-               CacheHotReservation<sc::V1, OwnerOnly>, CacheHotReservation<sc::V2, OwnerOnly>>;
+    std::tuple<CacheHotReservation<sc::EverySleep2023, AnyTaskMayTake>, CacheHotReservation<sc::ShortSleeps2023, AnyTaskMayTake>,
+               CacheHotReservation<sc::HalveLong2023, AnyTaskMayTake>, CacheHotReservation<sc::EverySleep2023, OwnerOnly>,
+               CacheHotReservation<sc::ShortSleeps2023, OwnerOnly>, CacheHotReservation<sc::HalveLong2023, OwnerOnly>>;
 
 constexpr TaskKey owner = 11;
 constexpr TaskKey other = 22;
 
 // A deliberately broken variant: reserves twice the average sleep.
-struct DoubleReservation : sc::V1 {
+struct DoubleReservation : sc::ShortSleeps2023 {
   static constexpr Nanoseconds reserve_until(Nanoseconds, Nanoseconds now, Nanoseconds s) noexcept {
     return now + 2 * s;
   }
@@ -52,15 +52,15 @@ void sleep_for(const R& r, typename R::task_state& t, Nanoseconds at, Nanosecond
 }
 
 // The sleep_avg each variant gives after sleeps of 100 us, 100 us, 2 ms,
-// from HEURISTICS 5 and update_avg (avg += (sample - avg) / 8, truncated):
+// from Chen 2023's patches and update_avg (avg += (sample - avg) / 8, truncated):
 //   100 us: 0 + 100000/8 = 12500; 100 us: 12500 + 87500/8 = 23437.
-//   2 ms:  Rfc2023 averages it: 23437 + 1976563/8 = 270507;
-//          V1 ignores it (>= migration_cost): 23437;
-//          V2 halves: 23437 / 2 = 11718.
+//   2 ms:  EverySleep2023 averages it: 23437 + 1976563/8 = 270507;
+//          ShortSleeps2023 ignores it (>= migration_cost): 23437;
+//          HalveLong2023 halves: 23437 / 2 = 11718.
 template <class V>
 constexpr std::int64_t after_long_sleep() {
-  if constexpr (std::is_same_v<V, sc::Rfc2023>) return 270'507;
-  else if constexpr (std::is_same_v<V, sc::V1>) return 23'437;
+  if constexpr (std::is_same_v<V, sc::EverySleep2023>) return 270'507;
+  else if constexpr (std::is_same_v<V, sc::ShortSleeps2023>) return 23'437;
   else return 11'718;
 }
 
@@ -79,10 +79,10 @@ TEMPLATE_LIST_TEST_CASE("sleep averages follow each variant's rule", "[cache_hot
 
 TEST_CASE("a sleep of exactly migration_cost is a long sleep", "[cache_hot_reservation]") {
   // "shorter than migration_cost" is strict: 500 us is long.
-  CHECK(sc::V1::update_sleep_avg(23'437ns, 500us, 500us) == 23'437ns);
-  CHECK(sc::V2::update_sleep_avg(23'437ns, 500us, 500us) == 11'718ns);
-  CHECK(sc::Rfc2023::update_sleep_avg(23'437ns, 500us, 500us) == 83'007ns);  // 23437 + 476563/8
-  CHECK(sc::V1::update_sleep_avg(23'437ns, 499'999ns, 500us) == 83'007ns);   // short: 23437 + 476562/8 (59570.25)
+  CHECK(sc::ShortSleeps2023::update_sleep_avg(23'437ns, 500us, 500us) == 23'437ns);
+  CHECK(sc::HalveLong2023::update_sleep_avg(23'437ns, 500us, 500us) == 11'718ns);
+  CHECK(sc::EverySleep2023::update_sleep_avg(23'437ns, 500us, 500us) == 83'007ns);  // 23437 + 476563/8
+  CHECK(sc::ShortSleeps2023::update_sleep_avg(23'437ns, 499'999ns, 500us) == 83'007ns);   // short: 23437 + 476562/8 (59570.25)
 }
 
 TEMPLATE_LIST_TEST_CASE("the clock reset guard drops bogus sleeps", "[cache_hot_reservation]", AllReservations) {
@@ -149,14 +149,14 @@ TEMPLATE_LIST_TEST_CASE("a fresh reservation never outlives now plus the average
   }
 }
 
-TEST_CASE("a later reservation is kept by V1 and V2 and replaced by the RFC", "[cache_hot_reservation]") {
-  // HEURISTICS 5: hot_until = now + avg (Rfc2023), max(hot_until, now + avg) (V1/V2).
-  CHECK(sc::Rfc2023::reserve_until(20ms, 10ms, 23'437ns) == 10ms + 23'437ns);
-  CHECK(sc::V1::reserve_until(20ms, 10ms, 23'437ns) == 20ms);
-  CHECK(sc::V2::reserve_until(20ms, 10ms, 23'437ns) == 20ms);
-  CHECK(sc::V2::reserve_until(1ms, 10ms, 23'437ns) == 10ms + 23'437ns);
+TEST_CASE("a later reservation is kept by ShortSleeps2023 and HalveLong2023 and replaced by the RFC", "[cache_hot_reservation]") {
+  // SIS_CACHE: hot_until = now + avg (EverySleep2023), max(hot_until, now + avg) (ShortSleeps2023/HalveLong2023).
+  CHECK(sc::EverySleep2023::reserve_until(20ms, 10ms, 23'437ns) == 10ms + 23'437ns);
+  CHECK(sc::ShortSleeps2023::reserve_until(20ms, 10ms, 23'437ns) == 20ms);
+  CHECK(sc::HalveLong2023::reserve_until(20ms, 10ms, 23'437ns) == 20ms);
+  CHECK(sc::HalveLong2023::reserve_until(1ms, 10ms, 23'437ns) == 10ms + 23'437ns);
   // Saturating at the end of time.
-  CHECK(sc::V1::reserve_until(0ns, Nanoseconds::max() - 1ns, 1ms) == Nanoseconds::max());
+  CHECK(sc::ShortSleeps2023::reserve_until(0ns, Nanoseconds::max() - 1ns, 1ms) == Nanoseconds::max());
 }
 
 TEMPLATE_LIST_TEST_CASE("owner and other tasks against a live reservation", "[cache_hot_reservation]",
@@ -201,7 +201,7 @@ TEMPLATE_LIST_TEST_CASE("a task that takes a reserved CPU by another path takes 
   CHECK(r.reserved_against(c, other, 1s + 50us) == !TestType::owner_only);
 }
 
-TEMPLATE_LIST_TEST_CASE("when every idle CPU is hot V1 and V2 take the first one", "[cache_hot_reservation]",
+TEMPLATE_LIST_TEST_CASE("when every idle CPU is hot ShortSleeps2023 and HalveLong2023 take the first one", "[cache_hot_reservation]",
                         AllReservations) {
   const TestType r;
   using cpu_state = typename TestType::cpu_state;
@@ -210,7 +210,7 @@ TEMPLATE_LIST_TEST_CASE("when every idle CPU is hot V1 and V2 take the first one
   const std::array<CpuId, 2> hot_idle{2, 1};
   const Nanoseconds now = 1s;
   // K Prateek Nayak's stacking finding (-50% schbench p99 at 256 workers):
-  // V1/V2 fall back to the first hot idle CPU; the RFC finds none.
+  // ShortSleeps2023/HalveLong2023 fall back to the first hot idle CPU; the RFC finds none.
   const CpuId expect = TestType::variant::fallback_to_hot_idle ? 2u : no_cpu;
   CHECK(taskplace::pick_idle_cpu(r, hot_idle, cpus, other, now) == expect);
   // A cold idle CPU anywhere in the range wins over the hot ones.
@@ -229,10 +229,10 @@ TEMPLATE_LIST_TEST_CASE("when every idle CPU is hot V1 and V2 take the first one
   CHECK_THROWS_AS(taskplace::pick_idle_cpu(r, outside, cpus, other, now), taskplace::PreconditionError);
 }
 
-TEST_CASE("V2 gives the reservation-aware scan half the budget", "[cache_hot_reservation]") {
-  using R1 = CacheHotReservation<sc::V1, AnyTaskMayTake>;
-  using R2 = CacheHotReservation<sc::V2, AnyTaskMayTake>;
-  using RR = CacheHotReservation<sc::Rfc2023, OwnerOnly>;
+TEST_CASE("HalveLong2023 gives the reservation-aware scan half the budget", "[cache_hot_reservation]") {
+  using R1 = CacheHotReservation<sc::ShortSleeps2023, AnyTaskMayTake>;
+  using R2 = CacheHotReservation<sc::HalveLong2023, AnyTaskMayTake>;
+  using RR = CacheHotReservation<sc::EverySleep2023, OwnerOnly>;
   CHECK(R2::scan_budget(8) == 4);
   CHECK(R2::scan_budget(9) == 4);
   CHECK(R2::scan_budget(1) == 1);  // never below one CPU
@@ -243,8 +243,8 @@ TEST_CASE("V2 gives the reservation-aware scan half the budget", "[cache_hot_res
 }
 
 TEST_CASE("huge clock differences saturate", "[cache_hot_reservation]") {
-  const CacheHotReservation<sc::Rfc2023, AnyTaskMayTake> r;
-  CacheHotReservation<sc::Rfc2023, AnyTaskMayTake>::task_state t;
+  const CacheHotReservation<sc::EverySleep2023, AnyTaskMayTake> r;
+  CacheHotReservation<sc::EverySleep2023, AnyTaskMayTake>::task_state t;
   t.last_dequeue = Nanoseconds{std::numeric_limits<std::int64_t>::min()};
   r.on_wakeup(t, Nanoseconds::max());  // difference 2^64 - 1, saturated to INT64_MAX
   CHECK(t.sleep_avg == Nanoseconds{Nanoseconds::max().count() / 8});
@@ -266,9 +266,9 @@ TEST_CASE("NoReservation never reserves", "[cache_hot_reservation]") {
 
 TEST_CASE("shipped variants conform and a double reservation does not", "[cache_hot_reservation][conformance]") {
   using taskplace::testing::check_reservation_variant;
-  CHECK(check_reservation_variant<sc::Rfc2023>().empty());
-  CHECK(check_reservation_variant<sc::V1>().empty());
-  CHECK(check_reservation_variant<sc::V2>().empty());
+  CHECK(check_reservation_variant<sc::EverySleep2023>().empty());
+  CHECK(check_reservation_variant<sc::ShortSleeps2023>().empty());
+  CHECK(check_reservation_variant<sc::HalveLong2023>().empty());
   const auto v = check_reservation_variant<DoubleReservation>();
   REQUIRE_FALSE(v.empty());
   CHECK(v.front().rule.find("I1") != std::string::npos);

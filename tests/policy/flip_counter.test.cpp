@@ -17,28 +17,28 @@
 
 using namespace std::chrono_literals;
 using taskplace::FlipCounter;
-using taskplace::HalveDecay;
+using taskplace::flip_decay::Halve2014;
 using taskplace::Nanoseconds;
-using taskplace::PlainStorage;
-using taskplace::RelaxedAtomicStorage;
+using taskplace::flip_storage::Plain;
+using taskplace::flip_storage::RelaxedAtomic;
 using taskplace::TaskKey;
-using taskplace::WipeDecay;
+using taskplace::flip_decay::Wipe2013;
 
 namespace {
 
 using AllFlipCounters =
-    std::tuple<FlipCounter<WipeDecay, PlainStorage>, FlipCounter<HalveDecay, PlainStorage>,
-               FlipCounter<WipeDecay, RelaxedAtomicStorage>,
-               FlipCounter<HalveDecay, RelaxedAtomicStorage>>;
+    std::tuple<FlipCounter<Wipe2013, Plain>, FlipCounter<Halve2014, Plain>,
+               FlipCounter<Wipe2013, RelaxedAtomic>,
+               FlipCounter<Halve2014, RelaxedAtomic>>;
 
 constexpr std::uint32_t u32_max = std::numeric_limits<std::uint32_t>::max();
 
-// The count one decay leaves of `flips`, from HEURISTICS section 1: the 2013
-// wipe gives 0, the v3.13 halving gives flips >> 1. Written out per decay,
+// The count one decay leaves of `flips`, from record_wakee(): the 2013
+// wipe gives 0, the v3.17 halving gives flips >> 1. Written out per decay,
 // not through Decay::apply, so a wrong apply fails here.
 template <class Counter>
 std::uint32_t after_one_decay(std::uint32_t flips) {
-  if constexpr (std::is_same_v<typename Counter::decay_type, WipeDecay>)
+  if constexpr (std::is_same_v<typename Counter::decay_type, Wipe2013>)
     return 0;
   else
     return flips / 2;
@@ -145,7 +145,7 @@ TEMPLATE_LIST_TEST_CASE("three idle periods give one decay, not three", "[flip_c
   typename TestType::state s;
   wake_n_partners(f, s, 8, 10s);
   f.record(s, 108, 13s);  // same partner as last: only the decay can act
-  // HEURISTICS section 1: "Three idle seconds still give one halving": 4, not 1.
+  // record_wakee() decays once per call: three idle seconds still give one halving: 4, not 1.
   CHECK(f.flips(s) == after_one_decay<TestType>(8));
   // The next decay needs another full period from 13 s.
   f.record(s, 108, 14s);
@@ -156,7 +156,7 @@ TEMPLATE_LIST_TEST_CASE("three idle periods give one decay, not three", "[flip_c
 
 TEMPLATE_LIST_TEST_CASE("a steady waker under halving decay settles near twice its rate",
                         "[flip_counter]", AllFlipCounters) {
-  if constexpr (std::is_same_v<typename TestType::decay_type, HalveDecay>) {
+  if constexpr (std::is_same_v<typename TestType::decay_type, Halve2014>) {
     const TestType f;
     typename TestType::state s;
     // 10 new partners per period, one decay per period boundary; from the
@@ -272,8 +272,8 @@ TEMPLATE_LIST_TEST_CASE("a state copies its values", "[flip_counter]", AllFlipCo
 
 TEST_CASE("a plain counter works in constant expressions", "[flip_counter]") {
   constexpr std::uint32_t flips = [] {
-    const FlipCounter<HalveDecay, PlainStorage> f;
-    FlipCounter<HalveDecay, PlainStorage>::state s;
+    const FlipCounter<Halve2014, Plain> f;
+    FlipCounter<Halve2014, Plain>::state s;
     f.record(s, 1, 10s);
     f.record(s, 2, 10s);
     f.record(s, 3, 10s);
@@ -284,10 +284,10 @@ TEST_CASE("a plain counter works in constant expressions", "[flip_counter]") {
 }
 
 TEST_CASE("many threads recording into one atomic state race benignly", "[flip_counter]") {
-  const FlipCounter<HalveDecay, RelaxedAtomicStorage> halving;
-  const FlipCounter<WipeDecay, RelaxedAtomicStorage> wiping{.period = 1ms};
-  FlipCounter<HalveDecay, RelaxedAtomicStorage>::state s1;
-  FlipCounter<WipeDecay, RelaxedAtomicStorage>::state s2;
+  const FlipCounter<Halve2014, RelaxedAtomic> halving;
+  const FlipCounter<Wipe2013, RelaxedAtomic> wiping{.period = 1ms};
+  FlipCounter<Halve2014, RelaxedAtomic>::state s1;
+  FlipCounter<Wipe2013, RelaxedAtomic>::state s2;
   constexpr int threads = 4;
   constexpr int calls = 20000;
   std::atomic<int> ready{0};
@@ -320,7 +320,7 @@ TEST_CASE("many threads recording into one atomic state race benignly", "[flip_c
 }
 
 TEMPLATE_TEST_CASE("the shipped decays pass the conformance kit", "[flip_counter][conformance]",
-                   WipeDecay, HalveDecay) {
+                   Wipe2013, Halve2014) {
   const auto v = taskplace::testing::check_flip_decay<TestType>();
   CHECK(v.empty());
 }

@@ -115,9 +115,9 @@ void check_every_cpu(const T& t, std::uint32_t expected) {
 
 }  // namespace
 
-TEST_CASE("the 12-CPU box of seed 000 has factor 12 under every topology factor",
+TEST_CASE("the 12-CPU box of Wang 2013 has factor 12 under every topology factor",
           "[llc_factor]") {
-  // One node, one LLC, 12 cores without SMT (seed 000: "12 cpu X86 server").
+  // One node, one LLC, 12 cores without SMT (Wang 2013: "12 cpu X86 server").
   const FakeTopology t(1, 1, 12, 1);
   check_every_cpu<LlcFactor>(t, 12);
   check_every_cpu<NodeFactor>(t, 12);        // patch 1/2 and 2/2 agree here
@@ -135,7 +135,7 @@ TEST_CASE("SMT doubles the LLC factor but not the cores-per-LLC factor", "[llc_f
 TEST_CASE("SMT makes a wake-up less likely to be wide under the LLC factor", "[llc_factor]") {
   const FakeTopology plain(1, 1, 12, 1);
   const FakeTopology smt(1, 1, 12, 2);
-  // A dispatcher with 300 flips waking a worker with 13 (Symmetric2015,
+  // A dispatcher with 300 flips waking a worker with 13 (wide::Symmetric2015,
   // lo >= f && hi >= f*lo):
   //   no SMT, f = 12: 13 >= 12 and 300 >= 156 -> wide;
   //   SMT,    f = 24: 13 >= 24 fails          -> affine (pulled);
@@ -151,7 +151,7 @@ TEST_CASE("SMT makes a wake-up less likely to be wide under the LLC factor", "[l
 
 TEST_CASE("an AMD-shaped machine has small LLCs inside big nodes", "[llc_factor]") {
   // 2 sockets x 64 cores x 2 threads = 256 CPUs, one node per socket, an L3
-  // per 8-core complex: 8 LLCs per node (HEURISTICS 3: several L3s per
+  // per 8-core complex: 8 LLCs per node (several L3s per
   // socket).
   const FakeTopology amd(2, 8, 8, 2);
   REQUIRE(amd.cpu_count() == 256);
@@ -159,11 +159,11 @@ TEST_CASE("an AMD-shaped machine has small LLCs inside big nodes", "[llc_factor]
   check_every_cpu<CoresPerLlcFactor>(amd, 8);   // 16 / 2
   check_every_cpu<NodeFactor>(amd, 128);        // 64 cores x 2 threads; the whole box is 256
   // A 56-core SMT Intel socket with one L3 for comparison: 112 CPUs, a
-  // factor 7x the AMD one (HEURISTICS 3: 8-16x smaller on AMD).
+  // factor 7x the AMD one (docs/topology.md: 8-16x smaller on AMD).
   const FakeTopology intel(1, 1, 56, 2);
   CHECK(LlcFactor::factor(intel, 0) == 112);
   CHECK(LlcFactor::factor(intel, 0) / LlcFactor::factor(amd, 0) == 7);
-  // A worker with 20 flips (Symmetric2015): on AMD (f = 16) it passes
+  // A worker with 20 flips (wide::Symmetric2015): on AMD (f = 16) it passes
   // lo >= f, so the dispatcher needs 16*20 = 320 flips to be wide; on the
   // Intel socket (f = 112) 20 >= 112 fails and no dispatcher is wide.
   using W = taskplace::WideDetector<>;
@@ -172,7 +172,7 @@ TEST_CASE("an AMD-shaped machine has small LLCs inside big nodes", "[llc_factor]
   CHECK_FALSE(W::wide(320, 20, LlcFactor::factor(intel, 0))); // 20 >= 112 fails
 }
 
-TEST_CASE("the 80-CPU two-node box of seed 004 has factor 40", "[llc_factor]") {
+TEST_CASE("the 80-CPU two-node box of Fleming 2017 has factor 40", "[llc_factor]") {
   // 2 nodes, one LLC each, 20 cores x 2 threads.
   const FakeTopology t(2, 1, 20, 2);
   check_every_cpu<LlcFactor>(t, 40);
@@ -318,7 +318,7 @@ TEST_CASE("the cluster factor is the cluster's size where the CPU has a cluster 
 
 TEST_CASE("without a cluster level the cluster factor is the LLC factor",
           "[llc_factor][cluster]") {
-  // UniformTopology has no clusters: seed 004's box, smt then llc levels,
+  // UniformTopology has no clusters: Fleming 2017's box, smt then llc levels,
   // LLC 40; the AMD shape, LLC 16.
   check_every_cpu<ClusterFactor>(taskplace::UniformTopology{2, 1, 20, 2}, 40);
   check_every_cpu<ClusterFactor>(taskplace::UniformTopology{2, 8, 8, 2, taskplace::CpuNumbering::smt_last}, 16);
@@ -337,7 +337,7 @@ TEST_CASE("the cluster factor turns a wake-up wide that the LLC factor keeps aff
   const auto t = hybrid();
   using W = taskplace::WideDetector<>;
   // An E-core dispatcher with 60 flips waking a worker with 5
-  // (Symmetric2015, lo >= f && hi >= f*lo), waking on CPU 5:
+  // (wide::Symmetric2015, lo >= f && hi >= f*lo), waking on CPU 5:
   //   ClusterFactor f = 4:  5 >= 4 and 60 >= 20 -> wide (spread over the LLC);
   //   LlcFactor     f = 12: 5 >= 12 fails       -> affine (pulled).
   CHECK(W::wide(60, 5, ClusterFactor::factor(t, 5)));
@@ -347,8 +347,8 @@ TEST_CASE("the cluster factor turns a wake-up wide that the LLC factor keeps aff
   CHECK_FALSE(W::wide(19, 5, ClusterFactor::factor(t, 5)));
   // Waking on a P-core (no cluster level) both factors are 12: affine.
   CHECK_FALSE(W::wide(60, 5, ClusterFactor::factor(t, 1)));
-  // Wang2013 (e > f && w > f*e) agrees: 5 > 4 and 60 > 20 -> wide; 5 > 12 fails.
-  using W13 = taskplace::WideDetector<taskplace::Wang2013>;
+  // wide::OneSided2013 (e > f && w > f*e) agrees: 5 > 4 and 60 > 20 -> wide; 5 > 12 fails.
+  using W13 = taskplace::WideDetector<taskplace::wide::OneSided2013>;
   CHECK(W13::wide(60, 5, ClusterFactor::factor(t, 5)));
   CHECK_FALSE(W13::wide(60, 5, LlcFactor::factor(t, 5)));
 }

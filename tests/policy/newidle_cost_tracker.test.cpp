@@ -22,18 +22,18 @@ namespace {
 
 constexpr Nanoseconds ns_max = Nanoseconds::max();
 
-// One traits struct per era or single swap (STYLE 2: derive, replace one).
-struct Pre2013Traits : taskplace::DefaultNewidleTraits {
-  using Estimator = taskplace::Pre2013;
+// One traits struct per era or single swap (derive, replace one member).
+struct Saturate2009Traits : taskplace::DefaultNewidleTraits {
+  using Estimator = taskplace::avg_idle::Saturate2009;
 };
 struct EverySecondTraits : taskplace::DefaultNewidleTraits {
-  using Schedule = taskplace::DecayEverySecond;
+  using Schedule = taskplace::cost_decay::EverySecond2014;
 };
 struct MigrationGateTraits : taskplace::DefaultNewidleTraits {
-  using EntryGate = taskplace::MigrationCostGate;
+  using EntryGate = taskplace::newidle_gate::MigrationCost2009;
 };
 struct PlusMigrationTraits : taskplace::DefaultNewidleTraits {
-  using Budget = taskplace::LevelBudgetPlusMigration;
+  using Budget = taskplace::level_budget::SpentPlusMigration2013;
 };
 struct NoGuardTraits : taskplace::DefaultNewidleTraits {
   static constexpr bool skip_without_stamp = false;
@@ -42,7 +42,7 @@ struct EarlyCapTraits : taskplace::DefaultNewidleTraits {
   static constexpr bool cap_level_cost = true;
 };
 struct Cap2009Traits : taskplace::DefaultNewidleTraits {
-  using Estimator = taskplace::Pre2013;
+  using Estimator = taskplace::avg_idle::Saturate2009;
   static constexpr bool cap_avg_idle_on_cost = false;
 };
 template <class R>
@@ -51,7 +51,7 @@ struct RatioTraits : taskplace::DefaultNewidleTraits {
 };
 
 using AllTrackers =
-    std::tuple<NewidleCostTracker<>, NewidleCostTracker<Pre2013Traits>,
+    std::tuple<NewidleCostTracker<>, NewidleCostTracker<Saturate2009Traits>,
                NewidleCostTracker<EverySecondTraits>, NewidleCostTracker<MigrationGateTraits>,
                NewidleCostTracker<PlusMigrationTraits>, NewidleCostTracker<NoGuardTraits>,
                NewidleCostTracker<EarlyCapTraits>, NewidleCostTracker<Cap2009Traits>>;
@@ -81,7 +81,7 @@ TEMPLATE_LIST_TEST_CASE("a fresh state allows balancing with the boot-time value
                         AllTrackers) {
   const TestType t;
   const auto s = t.make_state(3, 7s);
-  // HEURISTICS 4, initial values: avg_idle = 2 * 500us, cost = 500us, levels 0.
+  // The kernel's sched_init() values: avg_idle = 2 * 500us, cost = 500us, levels 0.
   CHECK(t.avg_idle(s) == 1ms);
   CHECK(t.cpu_cost(s) == 500us);
   CHECK(s.level_count == 3);
@@ -119,34 +119,34 @@ TEST_CASE("make_state refuses more levels than max_levels", "[newidle_cost_track
   CHECK_THROWS_AS(t.make_state(taskplace::max_levels + 1, 0ns), taskplace::PreconditionError);
 }
 
-TEST_CASE("Low2013 averages first and then clamps", "[newidle_cost_tracker]") {
-  using taskplace::Low2013;
+TEST_CASE("Clamp2014 averages first and then clamps", "[newidle_cost_tracker]") {
+  using taskplace::avg_idle::Clamp2014;
   // update_avg: avg + (delta - avg) / 8, truncating toward zero.
-  CHECK(Low2013::update(1'000'000ns, 50'000ns, 1ms) == 881'250ns);   // 1e6 - 950000/8
-  CHECK(Low2013::update(881'250ns, 50'000ns, 1ms) == 777'344ns);     // -831250/8 = -103906.25 -> -103906
-  CHECK(Low2013::update(777'344ns, 50'000ns, 1ms) == 686'426ns);     // -727344/8 = -90918
-  CHECK(Low2013::update(100'000ns, 1'200'000ns, 1ms) == 237'500ns);  // +1100000/8, under the cap
-  CHECK(Low2013::update(900'000ns, 10'000'000ns, 1ms) == 1ms);       // 2'037'500 clamped to the cap
-  CHECK(Low2013::update(2ms, 2ms, 1ms) == 1ms);  // an average above a lowered cap is pulled down
+  CHECK(Clamp2014::update(1'000'000ns, 50'000ns, 1ms) == 881'250ns);   // 1e6 - 950000/8
+  CHECK(Clamp2014::update(881'250ns, 50'000ns, 1ms) == 777'344ns);     // -831250/8 = -103906.25 -> -103906
+  CHECK(Clamp2014::update(777'344ns, 50'000ns, 1ms) == 686'426ns);     // -727344/8 = -90918
+  CHECK(Clamp2014::update(100'000ns, 1'200'000ns, 1ms) == 237'500ns);  // +1100000/8, under the cap
+  CHECK(Clamp2014::update(900'000ns, 10'000'000ns, 1ms) == 1ms);       // 2'037'500 clamped to the cap
+  CHECK(Clamp2014::update(2ms, 2ms, 1ms) == 1ms);  // an average above a lowered cap is pulled down
 }
 
-TEST_CASE("Pre2013 jumps to the cap on one long idle period", "[newidle_cost_tracker]") {
-  using taskplace::Low2013;
-  using taskplace::Pre2013;
+TEST_CASE("Saturate2009 jumps to the cap on one long idle period", "[newidle_cost_tracker]") {
+  using taskplace::avg_idle::Clamp2014;
+  using taskplace::avg_idle::Saturate2009;
   // Below the cap both are update_avg.
-  CHECK(Pre2013::update(1'000'000ns, 50'000ns, 1ms) == 881'250ns);
-  CHECK(Pre2013::update(1ms, 1ms, 1ms) == 1ms);  // delta == cap is not "> cap": update_avg(1e6, 1e6)
-  // Seed 003 patch 1/3: "if the delta exceeds some max value, then avg_idle
+  CHECK(Saturate2009::update(1'000'000ns, 50'000ns, 1ms) == 881'250ns);
+  CHECK(Saturate2009::update(1ms, 1ms, 1ms) == 1ms);  // delta == cap is not "> cap": update_avg(1e6, 1e6)
+  // Low 2013 patch 1/3: "if the delta exceeds some max value, then avg_idle
   // gets set to the max, regardless of what the previous avg was". A CPU
-  // that idled 100 us on average and once 1.2 ms: Pre2013 claims 1 ms,
-  // Low2013 moves an eighth of the way, 100000 + 1100000/8.
-  CHECK(Pre2013::update(100'000ns, 1'200'000ns, 1ms) == 1ms);
-  CHECK(Low2013::update(100'000ns, 1'200'000ns, 1ms) == 237'500ns);
+  // that idled 100 us on average and once 1.2 ms: Saturate2009 claims 1 ms,
+  // Clamp2014 moves an eighth of the way, 100000 + 1100000/8.
+  CHECK(Saturate2009::update(100'000ns, 1'200'000ns, 1ms) == 1ms);
+  CHECK(Clamp2014::update(100'000ns, 1'200'000ns, 1ms) == 237'500ns);
 }
 
 TEST_CASE("the overestimate shows in a tracker fed mostly short idle periods", "[newidle_cost_tracker]") {
   const NewidleCostTracker<> low;
-  const NewidleCostTracker<Pre2013Traits> pre;
+  const NewidleCostTracker<Saturate2009Traits> pre;
   auto a = low.make_state(2, 0ns);
   auto b = pre.make_state(2, 0ns);
   Nanoseconds t1 = idle_periods(low, a, 40, 100us, 0ns);
@@ -164,8 +164,8 @@ TEST_CASE("the overestimate shows in a tracker fed mostly short idle periods", "
 
 TEST_CASE("shipped estimators conform and a raw-delta estimator does not", "[newidle_cost_tracker][conformance]") {
   using taskplace::testing::check_avg_idle_estimator;
-  CHECK(check_avg_idle_estimator<taskplace::Low2013>().empty());
-  CHECK(check_avg_idle_estimator<taskplace::Pre2013>().empty());
+  CHECK(check_avg_idle_estimator<taskplace::avg_idle::Clamp2014>().empty());
+  CHECK(check_avg_idle_estimator<taskplace::avg_idle::Saturate2009>().empty());
   const auto v = check_avg_idle_estimator<RawDeltaEstimator>();
   REQUIRE_FALSE(v.empty());
   CHECK(v.front().rule.find("I1") != std::string::npos);
@@ -173,15 +173,15 @@ TEST_CASE("shipped estimators conform and a raw-delta estimator does not", "[new
 }
 
 TEST_CASE("estimators never overflow at the top of the range", "[newidle_cost_tracker]") {
-  using taskplace::Low2013;
-  using taskplace::Pre2013;
+  using taskplace::avg_idle::Clamp2014;
+  using taskplace::avg_idle::Saturate2009;
   // (max - 0) / 8 added to 0: exact, no signed overflow.
-  CHECK(Low2013::update(0ns, ns_max, ns_max) == Nanoseconds{ns_max.count() / 8});
-  CHECK(Pre2013::update(ns_max, ns_max, ns_max) == ns_max);
-  CHECK(Low2013::update(ns_max, 0ns, ns_max) == Nanoseconds{ns_max.count() - ns_max.count() / 8});
+  CHECK(Clamp2014::update(0ns, ns_max, ns_max) == Nanoseconds{ns_max.count() / 8});
+  CHECK(Saturate2009::update(ns_max, ns_max, ns_max) == ns_max);
+  CHECK(Clamp2014::update(ns_max, 0ns, ns_max) == Nanoseconds{ns_max.count() - ns_max.count() / 8});
   // Negative inputs read as zero.
-  CHECK(Low2013::update(-5ns, -5ns, 1ms) == 0ns);
-  CHECK(Pre2013::update(800ns, 0ns, -1ns) == 700ns);  // cap reads 0; 0 > 0 is false: update_avg(800, 0)
+  CHECK(Clamp2014::update(-5ns, -5ns, 1ms) == 0ns);
+  CHECK(Saturate2009::update(800ns, 0ns, -1ns) == 700ns);  // cap reads 0; 0 > 0 is false: update_avg(800, 0)
 }
 
 TEST_CASE("an idle stamp at the clock's epoch is a real stamp", "[newidle_cost_tracker]") {
@@ -195,7 +195,7 @@ TEST_CASE("an idle stamp at the clock's epoch is a real stamp", "[newidle_cost_t
 }
 
 TEST_CASE("without a stamp one bogus sample saturates avg_idle unless guarded", "[newidle_cost_tracker]") {
-  // HEURISTICS 4 (2026 fix): skip the update when there was no idle stamp.
+  // The 2026 guard (docs/provenance.md): skip the update when there was no idle stamp.
   const NewidleCostTracker<> guarded;
   const NewidleCostTracker<NoGuardTraits> unguarded;
   auto a = guarded.make_state(2, 0ns);
@@ -250,11 +250,11 @@ TEST_CASE("a level keeps its maximum cost and the CPU cost is the floored sum", 
   CHECK_THROWS_AS(t.record_cost(s, 3, 1us, 7ms), taskplace::PreconditionError);
 }
 
-TEST_CASE("before seed 003 avg_idle was capped at two migrations, whatever balancing cost", "[newidle_cost_tracker]") {
-  // Seed 003 patch 2/3 changed the cap from 2*sysctl_sched_migration_cost
+TEST_CASE("before Low 2013 avg_idle was capped at two migrations, whatever balancing cost", "[newidle_cost_tracker]") {
+  // Low 2013 patch 2/3 changed the cap from 2*sysctl_sched_migration_cost
   // to 2*rq->max_idle_balance_cost. Levels cost 0.1 + 0.4 + 1.5 ms (CPU
-  // cost 2 ms); one 12 ms idle period under Pre2013 jumps to the cap.
-  const NewidleCostTracker<Pre2013Traits> merged;
+  // cost 2 ms); one 12 ms idle period under Saturate2009 jumps to the cap.
+  const NewidleCostTracker<Saturate2009Traits> merged;
   const NewidleCostTracker<Cap2009Traits> before;
   auto a = merged.make_state(3, 0ns);
   auto b = before.make_state(3, 0ns);
@@ -283,7 +283,7 @@ TEST_CASE("the early cap holds a level's cost at five migrations", "[newidle_cos
   auto b = uncapped.make_state(1, 0ns);
   capped.record_cost(a, 0, 10ms, 1s);
   uncapped.record_cost(b, 0, 10ms, 1s);
-  CHECK(capped.level_cost(a, 0) == 2500us);  // seed 003 patch 2/3: 5 * 500 us
+  CHECK(capped.level_cost(a, 0) == 2500us);  // Low 2013 patch 2/3: 5 * 500 us
   CHECK(capped.level_cost(a, 0) == taskplace::tunables::early_cost_cap);
   CHECK(uncapped.level_cost(b, 0) == 10ms);
 }
@@ -312,7 +312,7 @@ TEST_CASE("huge costs saturate instead of overflowing", "[newidle_cost_tracker]"
 TEST_CASE("a level decays only after strictly more than one period", "[newidle_cost_tracker]") {
   const NewidleCostTracker<> t;
   auto s = t.make_state(1, 0ns);
-  t.record_cost(s, 0, 1ms, 10s);  // new maximum: DecayIfNoNewMax stamps 10 s
+  t.record_cost(s, 0, 1ms, 10s);  // new maximum: cost_decay::IfNoNewMax2022 stamps 10 s
   t.decay(s, 11s);  // exactly one period: kernel time_after is strict
   CHECK(t.level_cost(s, 0) == 1ms);
   t.decay(s, 11s + 1ns);
@@ -334,7 +334,7 @@ TEST_CASE("the 2013 schedule decays even right after a new maximum", "[newidle_c
   auto b = if_no_new.make_state(1, 0ns);
   every.record_cost(a, 0, 1ms, 10s);
   if_no_new.record_cost(b, 0, 1ms, 10s);
-  CHECK(a.last_decay[0] == 0ns);  // DecayEverySecond: a new max does not restart
+  CHECK(a.last_decay[0] == 0ns);  // cost_decay::EverySecond2014: a new max does not restart
   CHECK(b.last_decay[0] == 10s);
   every.decay(a, 10s + 1ms);
   if_no_new.decay(b, 10s + 1ms);
@@ -364,7 +364,7 @@ TEMPLATE_LIST_TEST_CASE("a decay ratio halves a cost in its stated half-life", "
   const Nanoseconds start = 1s;  // 1e9 ns: truncation loses < 1 ns per step
   t.record_cost(s, 0, start, 0ns);
   const double r = static_cast<double>(TestType::num) / static_cast<double>(TestType::den);
-  // Seed 003: 254/256 ~ 88 s, 63/64 ~ 44 s; today's 253/256 ~ 60 s.
+  // Low 2013: 254/256 ~ 88 s, 63/64 ~ 44 s; today's 253/256 ~ 60 s.
   // Half-life in one-second steps: ln(1/2) / ln(r) = 58.8, 88.4, 44.0.
   const double half_life = std::log(0.5) / std::log(r);
   const int cross = static_cast<int>(std::ceil(half_life));  // first step below one half
@@ -385,52 +385,52 @@ TEMPLATE_LIST_TEST_CASE("a decay ratio halves a cost in its stated half-life", "
 }
 
 TEST_CASE("entry gates: none, the 2009 migration gate, the first-level gate", "[newidle_cost_tracker]") {
-  using taskplace::FirstLevelGate;
-  using taskplace::MigrationCostGate;
-  using taskplace::NoEntryGate;
-  // NoEntryGate: always.
-  CHECK(NoEntryGate::allow(0ns, ns_max, ns_max));
+  using taskplace::newidle_gate::FirstLevel2022;
+  using taskplace::newidle_gate::MigrationCost2009;
+  using taskplace::newidle_gate::None;
+  // None: always.
+  CHECK(None::allow(0ns, ns_max, ns_max));
   // 2009-2021: skip if avg_idle < migration_cost.
-  CHECK_FALSE(MigrationCostGate::allow(499'999ns, 0ns, 500us));  // just short
-  CHECK(MigrationCostGate::allow(500us, ns_max, 500us));          // equal passes, level cost ignored
+  CHECK_FALSE(MigrationCost2009::allow(499'999ns, 0ns, 500us));  // just short
+  CHECK(MigrationCost2009::allow(500us, ns_max, 500us));          // equal passes, level cost ignored
   // v5.16+: skip if avg_idle < level 0's cost.
-  CHECK(FirstLevelGate::allow(100ns, 100ns, 500us));              // equal passes
-  CHECK_FALSE(FirstLevelGate::allow(99ns, 100ns, 0ns));           // just short
-  CHECK(FirstLevelGate::allow(50us, 5us, 500us));                 // the v5.16 point: 50 us idles still
+  CHECK(FirstLevel2022::allow(100ns, 100ns, 500us));              // equal passes
+  CHECK_FALSE(FirstLevel2022::allow(99ns, 100ns, 0ns));           // just short
+  CHECK(FirstLevel2022::allow(50us, 5us, 500us));                 // the v5.16 point: 50 us idles still
                                                                   // pull at SMT, the 2009 gate refused
-  CHECK_FALSE(MigrationCostGate::allow(50us, 5us, 500us));
+  CHECK_FALSE(MigrationCost2009::allow(50us, 5us, 500us));
 }
 
 TEST_CASE("level budgets: none, spent plus cost, plus a migration", "[newidle_cost_tracker]") {
-  using taskplace::LevelBudget;
-  using taskplace::LevelBudgetPlusMigration;
-  using taskplace::NoLevelBudget;
-  CHECK(NoLevelBudget::allow(0ns, ns_max, ns_max, ns_max));
-  // Seed 003 patch 2/3: stop if avg_idle < spent + level cost.
-  CHECK(LevelBudget::allow(1000ns, 400ns, 600ns, 500us));         // 1000 == 400 + 600
-  CHECK_FALSE(LevelBudget::allow(999ns, 400ns, 600ns, 500us));    // one short
+  using taskplace::level_budget::Spent2014;
+  using taskplace::level_budget::SpentPlusMigration2013;
+  using taskplace::level_budget::None;
+  CHECK(None::allow(0ns, ns_max, ns_max, ns_max));
+  // Low 2013 patch 2/3: stop if avg_idle < spent + level cost.
+  CHECK(Spent2014::allow(1000ns, 400ns, 600ns, 500us));         // 1000 == 400 + 600
+  CHECK_FALSE(Spent2014::allow(999ns, 400ns, 600ns, 500us));    // one short
   // The comparison is exact for any non-negative inputs: no sum is formed
   // (avg_idle - spent >= cost), so nothing saturates or overflows.
-  CHECK_FALSE(LevelBudget::allow(ns_max, ns_max, ns_max, 0ns));   // max < 2 * max
-  CHECK_FALSE(LevelBudget::allow(ns_max, 1ns, ns_max, 0ns));      // max < max + 1
-  CHECK(LevelBudget::allow(ns_max, 0ns, ns_max, 0ns));            // max == 0 + max
-  CHECK(LevelBudget::allow(ns_max, ns_max, 0ns, 0ns));            // max == max + 0
-  CHECK(LevelBudget::allow(10ns, -1s, 10ns, 0ns));                // negative spent reads as 0
-  CHECK_FALSE(LevelBudget::allow(10ns, -1s, 11ns, 0ns));
+  CHECK_FALSE(Spent2014::allow(ns_max, ns_max, ns_max, 0ns));   // max < 2 * max
+  CHECK_FALSE(Spent2014::allow(ns_max, 1ns, ns_max, 0ns));      // max < max + 1
+  CHECK(Spent2014::allow(ns_max, 0ns, ns_max, 0ns));            // max == 0 + max
+  CHECK(Spent2014::allow(ns_max, ns_max, 0ns, 0ns));            // max == max + 0
+  CHECK(Spent2014::allow(10ns, -1s, 10ns, 0ns));                // negative spent reads as 0
+  CHECK_FALSE(Spent2014::allow(10ns, -1s, 11ns, 0ns));
   // Outside the tracker's invariant (avg_idle >= 0): an answer, no UB
   // (UBSan runs this suite).
-  (void)LevelBudget::allow(Nanoseconds::min(), ns_max, ns_max, 0ns);
-  (void)LevelBudget::allow(Nanoseconds::min(), 0ns, Nanoseconds::min(), 0ns);
+  (void)Spent2014::allow(Nanoseconds::min(), ns_max, ns_max, 0ns);
+  (void)Spent2014::allow(Nanoseconds::min(), 0ns, Nanoseconds::min(), 0ns);
   // RFC 3/3: ... + migration_cost.
-  CHECK(LevelBudgetPlusMigration::allow(1000ns, 400ns, 100ns, 500ns));
-  CHECK_FALSE(LevelBudgetPlusMigration::allow(999ns, 400ns, 100ns, 500ns));
-  CHECK_FALSE(LevelBudgetPlusMigration::allow(ns_max - 1ns, ns_max, 0ns, 0ns));
+  CHECK(SpentPlusMigration2013::allow(1000ns, 400ns, 100ns, 500ns));
+  CHECK_FALSE(SpentPlusMigration2013::allow(999ns, 400ns, 100ns, 500ns));
+  CHECK_FALSE(SpentPlusMigration2013::allow(ns_max - 1ns, ns_max, 0ns, 0ns));
   // Exact at the top of the range as well: no saturated sum to tie with.
-  CHECK_FALSE(LevelBudgetPlusMigration::allow(ns_max, ns_max, ns_max, 1ns));  // max < 2 * max + 1
-  CHECK_FALSE(LevelBudgetPlusMigration::allow(ns_max, ns_max, 0ns, 1ns));     // max < max + 1
-  CHECK(LevelBudgetPlusMigration::allow(ns_max, ns_max - 2ns, 1ns, 1ns));     // max == max - 2 + 2
-  CHECK(LevelBudgetPlusMigration::allow(10ns, -1s, -1s, 10ns));               // negatives read as 0
-  CHECK_FALSE(LevelBudgetPlusMigration::allow(-1ns, 0ns, 0ns, 0ns));         // a negative avg_idle affords nothing
+  CHECK_FALSE(SpentPlusMigration2013::allow(ns_max, ns_max, ns_max, 1ns));  // max < 2 * max + 1
+  CHECK_FALSE(SpentPlusMigration2013::allow(ns_max, ns_max, 0ns, 1ns));     // max < max + 1
+  CHECK(SpentPlusMigration2013::allow(ns_max, ns_max - 2ns, 1ns, 1ns));     // max == max - 2 + 2
+  CHECK(SpentPlusMigration2013::allow(10ns, -1s, -1s, 10ns));               // negatives read as 0
+  CHECK_FALSE(SpentPlusMigration2013::allow(-1ns, 0ns, 0ns, 0ns));         // a negative avg_idle affords nothing
 }
 
 TEST_CASE("the tracker's gates read avg_idle and the level costs", "[newidle_cost_tracker]") {
@@ -455,7 +455,7 @@ TEST_CASE("the tracker's gates read avg_idle and the level costs", "[newidle_cos
 }
 
 TEST_CASE("short idle periods stop outer levels until their cost decays", "[newidle_cost_tracker]") {
-  // Seed 003's shape: an outer level (package) costing 200 us, idle periods
+  // Low 2013's shape: an outer level (package) costing 200 us, idle periods
   // of 50 us. SMT 5 us and LLC 20 us stay affordable; the package does not.
   const NewidleCostTracker<> t;
   auto s = t.make_state(3, 0ns);

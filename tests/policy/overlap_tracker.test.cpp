@@ -1,6 +1,6 @@
 // OverlapTracker (policy/overlap_tracker.hpp): the 2008 kernels'
 // se.avg_overlap. Golden values follow from the update rule avg += (sample
-// - avg) / 8 (HEURISTICS section 6; kernel update_avg) by hand.
+// - avg) / 8 (kernel update_avg) by hand.
 #include <catch2/catch.hpp>
 
 #include <chrono>

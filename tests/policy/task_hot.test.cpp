@@ -22,7 +22,7 @@ namespace th = taskplace::task_hot;
 
 namespace {
 
-using BothRules = std::tuple<TaskHot<th::Classic>, TaskHot<th::SmtExempt2020>>;
+using BothRules = std::tuple<TaskHot<th::AllLevels2007>, TaskHot<th::SmtExempt2020>>;
 
 constexpr Move llc_move(Nanoseconds last_ran) { return Move{.kind = LevelKind::llc, .last_ran = last_ran}; }
 
@@ -58,7 +58,7 @@ TEMPLATE_LIST_TEST_CASE("migration_cost 0 makes no task hot and a negative one e
 TEST_CASE("SMT siblings share every cache since v5.10; the classic rule tests them too", "[task_hot]") {
   const Move smt{.kind = LevelKind::smt, .last_ran = 1ms};
   CHECK_FALSE(TaskHot<th::SmtExempt2020>{}.is_hot(smt, 1ms + 10us));
-  CHECK(TaskHot<th::Classic>{}.is_hot(smt, 1ms + 10us));
+  CHECK(TaskHot<th::AllLevels2007>{}.is_hot(smt, 1ms + 10us));
   // The exemption comes first in the kernel: not even a next buddy or a
   // negative cost makes an SMT move hot.
   TaskHot<th::SmtExempt2020> h{};
@@ -66,8 +66,8 @@ TEST_CASE("SMT siblings share every cache since v5.10; the classic rule tests th
   CHECK_FALSE(h.is_hot({.kind = LevelKind::smt, .last_ran = 0ns, .next_buddy = true, .dst_nr_running = 3}, 0ns));
   // The classic rule's SMT level takes no failure (cache_nice_tries 0): one
   // failed periodic balance lets a hot task across.
-  TaskHot<th::Classic> c{};
-  TaskHot<th::Classic>::state s{};
+  TaskHot<th::AllLevels2007> c{};
+  TaskHot<th::AllLevels2007>::state s{};
   CHECK_FALSE(c.can_migrate(s, 0, smt, 1ms + 10us));
   c.record(s, 0, BalanceKind::periodic, PullOutcome::refused);
   CHECK(c.can_migrate(s, 0, smt, 1ms + 10us));

@@ -14,16 +14,16 @@
 
 #include "taskplace/testing/flip_conformance.hpp"
 
-using taskplace::MasterOnly2017;
-using taskplace::Symmetric2015;
-using taskplace::Wang2013;
+using taskplace::wide::MasterOnly2017;
+using taskplace::wide::Symmetric2015;
+using taskplace::wide::OneSided2013;
 using taskplace::WideDetector;
 
 namespace {
 
 constexpr std::uint32_t u32_max = std::numeric_limits<std::uint32_t>::max();
 
-using AllRules = std::tuple<Wang2013, Symmetric2015, MasterOnly2017>;
+using AllRules = std::tuple<OneSided2013, Symmetric2015, MasterOnly2017>;
 using SymmetricRules = std::tuple<Symmetric2015, MasterOnly2017>;
 
 struct Row {
@@ -40,8 +40,8 @@ constexpr std::uint32_t grid_factors[] = {1, 2, 12, 16, 256, 4096, u32_max};
 
 }  // namespace
 
-TEST_CASE("Wang2013 follows e > f && w > f*e", "[wide_detector]") {
-  // Each row computed by hand from HEURISTICS section 2, Wang2013.
+TEST_CASE("OneSided2013 follows e > f && w > f*e", "[wide_detector]") {
+  // Each row computed by hand from v3.12's wake_wide(), OneSided2013.
   const Row rows[] = {
       {40, 2, 12, false},     // e = 2 > 12 fails: a wakee of few partners is never wide
       {300, 13, 12, true},    // 13 > 12; 300 > 12*13 = 156
@@ -59,19 +59,19 @@ TEST_CASE("Wang2013 follows e > f && w > f*e", "[wide_detector]") {
   };
   for (const Row& r : rows) {
     INFO("w=" << r.w << " e=" << r.e << " f=" << r.f);
-    CHECK(Wang2013::wide(r.w, r.e, r.f) == r.wide);
+    CHECK(OneSided2013::wide(r.w, r.e, r.f) == r.wide);
   }
 }
 
 TEST_CASE("Symmetric2015 follows lo >= f && hi >= f*lo", "[wide_detector]") {
-  // Each row computed by hand from HEURISTICS section 2, Symmetric2015.
+  // Each row computed by hand from today's wake_wide(), Symmetric2015.
   const Row rows[] = {
       {40, 2, 12, false},     // lo = 2 >= 12 fails
       {300, 13, 12, true},    // lo 13 >= 12; hi 300 >= 156
       {156, 13, 12, true},    // 156 >= 156: inclusive
       {155, 13, 12, false},   // 155 >= 156 fails
-      {300, 12, 12, true},    // lo = 12 >= 12: inclusive, where Wang2013 says no
-      {13, 300, 12, true},    // symmetric: hi = 300, lo = 13, where Wang2013 says no
+      {300, 12, 12, true},    // lo = 12 >= 12: inclusive, where OneSided2013 says no
+      {13, 300, 12, true},    // symmetric: hi = 300, lo = 13, where OneSided2013 says no
       {11, 300, 12, false},   // lo = 11 >= 12 fails
       {0, 0, 12, false},      // lo = 0
       {1, 1, 1, true},        // f = 1: 1 >= 1; 1 >= 1
@@ -87,7 +87,7 @@ TEST_CASE("Symmetric2015 follows lo >= f && hi >= f*lo", "[wide_detector]") {
 }
 
 TEST_CASE("MasterOnly2017 follows hi >= f*lo", "[wide_detector]") {
-  // Each row computed by hand from HEURISTICS section 2, MasterOnly2017.
+  // Each row computed by hand from Fleming 2017's wake_wide(), MasterOnly2017.
   const Row rows[] = {
       {40, 2, 12, true},      // 40 >= 24
       {24, 2, 12, true},      // 24 >= 24: inclusive
@@ -95,7 +95,7 @@ TEST_CASE("MasterOnly2017 follows hi >= f*lo", "[wide_detector]") {
       {2, 40, 12, true},      // symmetric
       {155, 13, 12, false},   // 155 >= 156 fails
       {1, 1, 12, false},      // 1 >= 12 fails
-      {0, 0, 12, true},       // lo == 0: always wide (HEURISTICS note)
+      {0, 0, 12, true},       // lo == 0: always wide (Fleming 2017's caveat)
       {0, 5, 12, true},       // lo == 0
       {7, 0, 4096, true},     // lo == 0, any factor
       {1, 1, 1, true},        // f = 1: hi >= lo always holds
@@ -113,8 +113,8 @@ TEST_CASE("flips near UINT32_MAX times factor 4096 do not overflow", "[wide_dete
   // 4096 * 2^20 = 2^32 does not fit in 32 bits; computed in 32 bits it would
   // wrap to 0 and every row marked false below would read as wide.
   constexpr std::uint32_t m = 1u << 20;
-  CHECK_FALSE(Wang2013::wide(u32_max, m, 4096));       // UINT32_MAX > 2^32 fails
-  CHECK(Wang2013::wide(u32_max, m - 1, 4096));          // > 2^32 - 4096
+  CHECK_FALSE(OneSided2013::wide(u32_max, m, 4096));       // UINT32_MAX > 2^32 fails
+  CHECK(OneSided2013::wide(u32_max, m - 1, 4096));          // > 2^32 - 4096
   CHECK_FALSE(Symmetric2015::wide(u32_max, m, 4096));   // UINT32_MAX >= 2^32 fails
   CHECK(Symmetric2015::wide(u32_max, m - 1, 4096));     // >= 2^32 - 4096
   CHECK_FALSE(MasterOnly2017::wide(u32_max, m, 4096));
@@ -122,7 +122,7 @@ TEST_CASE("flips near UINT32_MAX times factor 4096 do not overflow", "[wide_dete
   // UINT32_MAX * 4096 would wrap to 0xFFFFF000 < UINT32_MAX.
   CHECK_FALSE(Symmetric2015::wide(u32_max, u32_max, 4096));
   CHECK_FALSE(MasterOnly2017::wide(u32_max, u32_max, 4096));
-  CHECK_FALSE(Wang2013::wide(u32_max, u32_max, 4096));
+  CHECK_FALSE(OneSided2013::wide(u32_max, u32_max, 4096));
   // UINT32_MAX squared would wrap to 1.
   CHECK_FALSE(MasterOnly2017::wide(u32_max, u32_max, u32_max));
   CHECK_FALSE(Symmetric2015::wide(u32_max, u32_max, u32_max));
@@ -131,14 +131,14 @@ TEST_CASE("flips near UINT32_MAX times factor 4096 do not overflow", "[wide_dete
 TEST_CASE("a factor of zero is read as one", "[wide_detector]") {
   // FactorPolicy I1 promises f >= 1; the rules clamp 0 to 1 (documented).
   // Without the clamp Symmetric2015 would say 0 >= 0 && 0 >= 0 -> wide, and
-  // Wang2013 would say 1 > 0 && 2 > 0 -> wide.
+  // OneSided2013 would say 1 > 0 && 2 > 0 -> wide.
   CHECK_FALSE(Symmetric2015::wide(0, 0, 0));  // as f = 1: lo = 0 >= 1 fails
-  CHECK_FALSE(Wang2013::wide(2, 1, 0));       // as f = 1: e = 1 > 1 fails
-  CHECK(Wang2013::wide(3, 2, 0));             // as f = 1: 2 > 1; 3 > 2
+  CHECK_FALSE(OneSided2013::wide(2, 1, 0));       // as f = 1: e = 1 > 1 fails
+  CHECK(OneSided2013::wide(3, 2, 0));             // as f = 1: 2 > 1; 3 > 2
   for (std::uint32_t w : grid)
     for (std::uint32_t e : grid) {
       INFO("w=" << w << " e=" << e);
-      CHECK(Wang2013::wide(w, e, 0) == Wang2013::wide(w, e, 1));
+      CHECK(OneSided2013::wide(w, e, 0) == OneSided2013::wide(w, e, 1));
       CHECK(Symmetric2015::wide(w, e, 0) == Symmetric2015::wide(w, e, 1));
       CHECK(MasterOnly2017::wide(w, e, 0) == MasterOnly2017::wide(w, e, 1));
     }
@@ -160,16 +160,16 @@ TEMPLATE_LIST_TEST_CASE("the symmetric rules do not care who wakes whom", "[wide
       }
 }
 
-TEST_CASE("Wang2013 is one-sided", "[wide_detector]") {
+TEST_CASE("OneSided2013 is one-sided", "[wide_detector]") {
   // The same pair as above, either way round: the dispatcher (300 flips)
   // waking a busy worker (13) is wide, the worker waking it is not.
-  CHECK(Wang2013::wide(300, 13, 12));
-  CHECK_FALSE(Wang2013::wide(13, 300, 12));
+  CHECK(OneSided2013::wide(300, 13, 12));
+  CHECK_FALSE(OneSided2013::wide(13, 300, 12));
 }
 
 TEMPLATE_LIST_TEST_CASE("a bigger factor never makes a wake-up wider", "[wide_detector]",
                         AllRules) {
-  // Every rule's threshold grows with f (HEURISTICS 2: "bigger node will
+  // Every rule's threshold grows with f (Wang 2013: "bigger node will
   // lead to more pull"), so wide at f implies wide at any f' < f.
   for (std::uint32_t w : grid)
     for (std::uint32_t e : grid)
@@ -180,24 +180,24 @@ TEMPLATE_LIST_TEST_CASE("a bigger factor never makes a wake-up wider", "[wide_de
 }
 
 TEST_CASE("a dispatcher with 40 flips waking a worker with 2 on a 12-CPU LLC", "[wide_detector]") {
-  // Seed 000 shape: pgbench's one client process serving backends on a
+  // Wang 2013 shape: pgbench's one client process serving backends on a
   // 12-CPU box, factor = sd_llc_size = 12. The dispatcher switched partners
   // 40 times this period, the worker twice.
   constexpr std::uint32_t dispatcher = 40, worker = 2, f = 12;
-  // Wang2013: needs e > f; the worker's 2 flips are far below 12, so the
+  // OneSided2013: needs e > f; the worker's 2 flips are far below 12, so the
   // pull is still tried (affine).
-  CHECK_FALSE(Wang2013::wide(dispatcher, worker, f));
+  CHECK_FALSE(OneSided2013::wide(dispatcher, worker, f));
   // Symmetric2015: needs lo >= f; lo = 2 < 12, so also affine. Only a worker
   // that itself switches 12 or more times makes the relation 1:N here.
   CHECK_FALSE(Symmetric2015::wide(dispatcher, worker, f));
-  // MasterOnly2017: only hi >= f*lo, 40 >= 24: wide. This is seed 004's
+  // MasterOnly2017: only hi >= f*lo, 40 >= 24: wide. This is Fleming 2017's
   // point: a master with quiet slaves spreads them out.
   CHECK(MasterOnly2017::wide(dispatcher, worker, f));
   // Once the worker flips 12 times and the dispatcher reaches 12*12 = 144,
-  // today's rule agrees; Wang2013 wants e > 12 and w > f*e, i.e. 13 and 157.
+  // today's rule agrees; OneSided2013 wants e > 12 and w > f*e, i.e. 13 and 157.
   CHECK(Symmetric2015::wide(144, 12, f));
-  CHECK_FALSE(Wang2013::wide(144, 12, f));
-  CHECK(Wang2013::wide(157, 13, f));
+  CHECK_FALSE(OneSided2013::wide(144, 12, f));
+  CHECK(OneSided2013::wide(157, 13, f));
 }
 
 TEMPLATE_LIST_TEST_CASE("WideDetector forwards to its rule", "[wide_detector]", AllRules) {

@@ -92,7 +92,7 @@ TEST_CASE("a pool balancing with today's kernel's success-rate dice runs every t
   // The balancer traits are the pool's third argument; with the dice each
   // worker's balancer state carries their per-level counts.
   using P = taskplace_pool::Pool<taskplace::UniformTopology, taskplace::traits::Current,
-                                 taskplace::traits::BalanceKernel2026>;
+                                 taskplace::traits::BalanceLinux2026>;
   every_task_runs_once<P>([](const P& pool) {
     CHECK(pool.balancer_stats().get(taskplace::BalanceCounter::runs) > 0);  // workers ran dry and balanced
   });

@@ -48,7 +48,7 @@ struct RecordingOverlap {
 };
 static_assert(taskplace::OverlapPolicy<RecordingOverlap>);
 
-struct Recording : taskplace::traits::Linux2008<taskplace::sync2008::Unchecked> {
+struct Recording : taskplace::traits::Linux2008<taskplace::sync_affine::Unchecked2008> {
   using Overlap = RecordingOverlap;
 };
 using Pool = pool_test::UniformPool<Recording>;

@@ -59,9 +59,9 @@ using CurrentPool = UniformPool<taskplace::traits::Current>;
 
 // Every wake policy set the pool is built with.
 using Policies = std::tuple<taskplace::traits::Current, taskplace::traits::AlwaysAffine,
-                            taskplace::traits::PrevCpu, taskplace::traits::Wang2013,
+                            taskplace::traits::PrevCpu, taskplace::traits::Linux2013,
                             taskplace::traits::CacheHot<>,
-                            taskplace::traits::Linux2008<taskplace::sync2008::Unchecked>,
+                            taskplace::traits::Linux2008<taskplace::sync_affine::Unchecked2008>,
                             taskplace::traits::SisCurrent<>>;
 
 // Waits (yielding, on this thread) until `f` holds, for at most `limit`.

@@ -24,30 +24,30 @@ constexpr std::int64_t i64max = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t lim = i64max / 2;
 }  // namespace
 
-TEST_CASE("wide is symmetric in waker and wakee under Symmetric2015", "[property][wide_detector]") {
+TEST_CASE("wide is symmetric in waker and wakee under wide::Symmetric2015", "[property][wide_detector]") {
   const std::uint32_t w = GENERATE(take(60, random(0u, 5000u)), 0u, 1u, u32max);
   const std::uint32_t e = GENERATE(take(20, random(0u, 5000u)), u32max);
   const std::uint32_t f = GENERATE(0u, 1u, 2u, 12u, 40u, u32max);
-  CHECK(Symmetric2015::wide(w, e, f) == Symmetric2015::wide(e, w, f));
-  CHECK(WideDetector<Symmetric2015>::wide(w, e, f) == WideDetector<Symmetric2015>::wide(e, w, f));
+  CHECK(wide::Symmetric2015::wide(w, e, f) == wide::Symmetric2015::wide(e, w, f));
+  CHECK(WideDetector<wide::Symmetric2015>::wide(w, e, f) == WideDetector<wide::Symmetric2015>::wide(e, w, f));
 }
 
 TEST_CASE("the symmetric rule is not vacuous: a 1:N dispatcher is wide from both sides",
           "[property][wide_detector]") {
-  // HEURISTICS / seed 000: factor 12 (the 12-CPU LLC). The worker switched
+  // Wang 2013: factor 12 (the 12-CPU LLC). The worker switched
   // 12 times (lo >= f), the dispatcher 144 = 12 * 12 times (hi >= f * lo).
-  CHECK(Symmetric2015::wide(144, 12, 12));
-  CHECK(Symmetric2015::wide(12, 144, 12));
-  CHECK_FALSE(Symmetric2015::wide(143, 12, 12));  // hi one short of f * lo
-  // Wang2013 is one-sided: e = 13 > 12 and w = 200 > 12 * 13 = 156, not reversed.
-  CHECK(Wang2013::wide(200, 13, 12));
-  CHECK_FALSE(Wang2013::wide(13, 200, 12));
+  CHECK(wide::Symmetric2015::wide(144, 12, 12));
+  CHECK(wide::Symmetric2015::wide(12, 144, 12));
+  CHECK_FALSE(wide::Symmetric2015::wide(143, 12, 12));  // hi one short of f * lo
+  // wide::OneSided2013 is one-sided: e = 13 > 12 and w = 200 > 12 * 13 = 156, not reversed.
+  CHECK(wide::OneSided2013::wide(200, 13, 12));
+  CHECK_FALSE(wide::OneSided2013::wide(13, 200, 12));
 }
 
 TEST_CASE("halving decay never increases flips", "[property][flip_counter]") {
   const std::uint32_t x = GENERATE(take(200, random(0u, u32max)), 0u, 1u, 2u, u32max);
-  CHECK(HalveDecay::apply(x) <= x);
-  CHECK(WipeDecay::apply(x) <= x);
+  CHECK(flip_decay::Halve2014::apply(x) <= x);
+  CHECK(flip_decay::Wipe2013::apply(x) <= x);
   // Replaying only the last partner (no new flip) at period edges: the
   // count is non-increasing and reaches 0 after at most 32 decays.
   FlipCounter<> f;
@@ -88,7 +88,7 @@ TEST_CASE("one decay step multiplies by 253/256, rounding down", "[property][new
   t.decay(s, 1s);  // exactly one period: not yet (strictly more is needed)
   CHECK(t.level_cost(s, 0) == 1000us);
   t.decay(s, 1s + 1ns);
-  CHECK(t.level_cost(s, 0) == Nanoseconds{1'000'000 * 253 / 256});  // 988281 ns, HEURISTICS decay ratio
+  CHECK(t.level_cost(s, 0) == Nanoseconds{1'000'000 * 253 / 256});  // 988281 ns, the kernel's 253/256 decay ratio
   // Near INT64 max the exact split arithmetic must not overflow.
   auto big = t.make_state(1, 0ns);
   t.record_cost(big, 0, Nanoseconds{i64max}, 0ns);
@@ -100,9 +100,9 @@ TEST_CASE("one decay step multiplies by 253/256, rounding down", "[property][new
 TEST_CASE("a reservation never outlives migration_cost after its start", "[property][cache_hot_reservation]") {
   const std::int64_t seed = GENERATE(take(30, random(0, 1 << 30)));
   std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
-  CacheHotReservation<sis_cache::V2> v2;
-  CacheHotReservation<sis_cache::V1> v1;
-  CacheHotReservation<sis_cache::Rfc2023> rfc;
+  CacheHotReservation<sis_cache::HalveLong2023> v2;
+  CacheHotReservation<sis_cache::ShortSleeps2023> v1;
+  CacheHotReservation<sis_cache::EverySleep2023> rfc;
   auto run = [&](const auto& r) {
     typename std::decay_t<decltype(r)>::task_state task;
     typename std::decay_t<decltype(r)>::cpu_state cpu;

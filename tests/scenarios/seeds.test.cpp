@@ -1,11 +1,11 @@
 // The seeds' claims at the decision level, on scripted traces:
-//   seed 000: a dispatcher waking more partners than the LLC factor becomes
+//   Wang 2013: a dispatcher waking more partners than the LLC factor becomes
 //             wide after warm-up, while a ping-pong pair stays affine;
-//   seed 003: a CPU with short idle periods stops balancing at outer levels
+//   Low 2013: a CPU with short idle periods stops balancing at outer levels
 //             and resumes once the recorded cost has decayed;
-//   seed 002: a short sleeper gets its CPU back while others skip it; with
-//             every idle CPU reserved, V1/V2 fall back to a hot one and
-//             Rfc2023 stacks on the busy target.
+//   Chen 2023: a short sleeper gets its CPU back while others skip it; with
+//             every idle CPU reserved, ShortSleeps2023/HalveLong2023 fall back to a hot one and
+//             EverySleep2023 stacks on the busy target.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -21,8 +21,8 @@ using namespace taskplace;
 using namespace std::chrono_literals;
 using testing::ScriptedMachine;
 
-TEST_CASE("a dispatcher of many workers becomes wide while a ping-pong pair stays affine", "[scenario][seed000]") {
-  // westmere_12cpu_2013: the 12-CPU box of seed 000, LLC factor 12.
+TEST_CASE("a dispatcher of many workers becomes wide while a ping-pong pair stays affine", "[scenario][wang2013]") {
+  // westmere_12cpu_2013: the 12-CPU box of Wang 2013, LLC factor 12.
   const auto topo = presets::westmere_12cpu_2013();
   WakePlacer<UniformTopology> placer{topo};
   using state = decltype(placer)::task_state;
@@ -74,8 +74,8 @@ TEST_CASE("a dispatcher of many workers becomes wide while a ping-pong pair stay
   CHECK(placer.flips().flips(a.flips) == 1);  // not 0: the wake-ups were recorded
 }
 
-TEST_CASE("short idle periods stop outer-level balancing until the cost decays", "[scenario][seed003]") {
-  // eight_socket_80core (seed 003's 8-socket box): level 0 the socket's
+TEST_CASE("short idle periods stop outer-level balancing until the cost decays", "[scenario][low2013]") {
+  // eight_socket_80core (Low 2013's 8-socket box): level 0 the socket's
   // LLC (10 CPUs), level 1 the machine. A socket pull costs 20us, a
   // machine-wide pull 300us. Work arrives 100us after the CPU goes idle
   // (while an outer pull may still run), so each idle period is 100us.
@@ -165,8 +165,8 @@ struct HotBox {
 };
 }  // namespace
 
-TEMPLATE_TEST_CASE("a short sleeper gets its CPU back while other wakees skip it", "[scenario][seed002]",
-                   sis_cache::Rfc2023, sis_cache::V1, sis_cache::V2) {
+TEMPLATE_TEST_CASE("a short sleeper gets its CPU back while other wakees skip it", "[scenario][chen2023]",
+                   sis_cache::EverySleep2023, sis_cache::ShortSleeps2023, sis_cache::HalveLong2023) {
   HotBox<TestType> box;
   box.warm_up();
   REQUIRE(box.s.sleep.sleep_avg > 0ns);
@@ -186,20 +186,20 @@ TEMPLATE_TEST_CASE("a short sleeper gets its CPU back while other wakees skip it
   CHECK(ps.reason == WakeReason::idle_target);
 }
 
-TEST_CASE("with every idle CPU reserved V1 and V2 fall back to it, Rfc2023 stacks", "[scenario][seed002]") {
-  // Only CPU 3 idle, reserved for S. V2 guards half the budget (5 of 10
+TEST_CASE("with every idle CPU reserved ShortSleeps2023 and HalveLong2023 fall back to it, EverySleep2023 stacks", "[scenario][chen2023]") {
+  // Only CPU 3 idle, reserved for S. HalveLong2023 guards half the budget (5 of 10
   // CPUs: 1..5 from target 0), which includes 3.
-  HotBox<sis_cache::V1> v1;
+  HotBox<sis_cache::ShortSleeps2023> v1;
   v1.warm_up();
   auto p = v1.wake_x(0);
   CHECK(p.cpu == 3);
   CHECK(p.reason == WakeReason::hot_fallback);
-  HotBox<sis_cache::V2> v2;
+  HotBox<sis_cache::HalveLong2023> v2;
   v2.warm_up();
   p = v2.wake_x(0);
   CHECK(p.cpu == 3);
   CHECK(p.reason == WakeReason::hot_fallback);
-  HotBox<sis_cache::Rfc2023> rfc;
+  HotBox<sis_cache::EverySleep2023> rfc;
   rfc.warm_up();
   p = rfc.wake_x(0);
   CHECK(p.cpu == 0);  // task stacking on the busy target (K Prateek Nayak's report)
@@ -207,16 +207,16 @@ TEST_CASE("with every idle CPU reserved V1 and V2 fall back to it, Rfc2023 stack
   CHECK(p.reservation_skips == 1);
 }
 
-TEST_CASE("only OwnerOnly keeps a reserved CPU from a task whose prev it is", "[scenario][seed002]") {
+TEST_CASE("only OwnerOnly keeps a reserved CPU from a task whose prev it is", "[scenario][chen2023]") {
   // The review's weakness: X last ran on 3 too, so it reaches 3 through
   // the prev path, which only an owner-recording policy guards.
-  HotBox<sis_cache::V2> any;
+  HotBox<sis_cache::HalveLong2023> any;
   any.warm_up();
   any.m.idle(7);
   auto p = any.wake_x(3);
   CHECK(p.cpu == 3);
   CHECK(p.reason == WakeReason::idle_target);
-  HotBox<sis_cache::V2, OwnerOnly> owner;
+  HotBox<sis_cache::HalveLong2023, OwnerOnly> owner;
   owner.warm_up();
   owner.m.idle(7);
   p = owner.wake_x(3);

@@ -411,7 +411,7 @@ TEST_CASE("the kernel's cache-hot model holds hot tasks against newidle pulls to
     const UniformTopology smt{1, 1, 1, 2};  // one core, two threads: the only level is SMT
     M a{smt, two_on_cpu0(), table}, b{smt, two_on_cpu0(), kernel};
     const Report ra = a.run(Nanoseconds{0}, 7ms), rb = b.run(Nanoseconds{0}, 7ms);
-    CHECK(ra.periodic_pulls == 0);  // Classic: hot between siblings too; fails at 6 ms
+    CHECK(ra.periodic_pulls == 0);  // AllLevels2007: hot between siblings too; fails at 6 ms
     CHECK(a.cpu(1).hot.nr_balance_failed[0] == 1);
     CHECK(rb.periodic_pulls == 1);  // v5.10: never hot between siblings
     CHECK(b.check_invariants().empty());

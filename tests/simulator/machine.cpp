@@ -121,7 +121,7 @@ TEST_CASE("a finite workload conserves work: cpu time == computes + penalties, a
 TEST_CASE("the same seed replays to a byte-identical report", "[simulator][machine]") {
   const auto topo = taskplace::presets::westmere_12cpu_2013();
   auto once = [&](std::uint64_t seed) {
-    M<taskplace::traits::Wang2013> m{topo, workloads::pgbench(8, 12), Costs{}, seed};
+    M<taskplace::traits::Linux2013> m{topo, workloads::pgbench(8, 12), Costs{}, seed};
     return m.run(5ms, 30ms).text();
   };
   const std::string a = once(11), b = once(11), c = once(12);
@@ -163,7 +163,7 @@ TEST_CASE("SisCurrent spreads a pipe pair for one flip period, then keeps it on 
   // The machine reports each run to the placer (task_runs at the pick,
   // task_stops at a preemption, task_sleeps at a block), which is what
   // WakeOnCurrent's duration tests read. A pipe task runs 2 us a hop, far
-  // under V8's 500 us; the rule also needs both flip counts at 0, and the
+  // under MigrationCost2023's 500 us; the rule also needs both flip counts at 0, and the
   // pair's first wake-ups give each task 1, halved once a flip period
   // (tunables::flip_decay_period, 1 s). Rates from the default costs, as
   // in the test above (no noise): 12 us a round trip on one CPU, 18.9 us

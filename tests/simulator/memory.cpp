@@ -44,7 +44,7 @@ using taskplace::UniformTopology;
 using namespace taskplace_sim;
 
 namespace {
-// netperf's shape (seed 002) on 2 nodes x 1 LLC x c cores x 2 threads:
+// netperf's shape (Chen 2023) on 2 nodes x 1 LLC x c cores x 2 threads:
 // 4c CPUs, as many client/server pairs as CPUs (twice as many tasks).
 struct Sized {
   UniformTopology topo;

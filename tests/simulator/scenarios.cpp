@@ -15,7 +15,7 @@ TEST_CASE("the pipe scenario shows same-CPU ping-pong beating spreading", "[simu
   o.quick = true;
   const Table t = run_scenario("pipe", o);
   REQUIRE(t.v.size() == 3);
-  // Seed 001: same CPU beats spreading the pair.
+  // Smith 2008: same CPU beats spreading the pair.
   CHECK(t.v[0][0] > 1.5 * t.v[0][2]);
   // Current spreads the pair over an idle prev, as today's kernel does;
   // SIS_CURRENT's proposal keeps it once the flips decayed (its column is
@@ -36,7 +36,7 @@ TEST_CASE("pgbench-2008: always-affine collapses at high client counts", "[simul
   REQUIRE(t.x.size() == 11);
   REQUIRE(t.x[6] == "15");
   REQUIRE(t.x.back() == "50");
-  // Seed 001: affine-always collapses above ~8 clients (0.62x of 2.6.22
+  // Smith 2008: affine-always collapses above ~8 clients (0.62x of 2.6.22
   // on the X2, about 1/3 on the Q6600); the table's verdict reads the
   // mean over 15-50 clients.
   double affine = 0, current = 0;
@@ -62,7 +62,7 @@ TEST_CASE("pgbench-2008-sync: the unchecked sync rule collapses where the balanc
     return s / static_cast<double>(to - from);
   };
   // Columns: unchecked (stock 2.6.26-git), balanced (Mike Galbraith's fix),
-  // sync off (sched_features 863). Seed 001, Greg Smith's Q6600 table of
+  // sync off (sched_features 863). Smith 2008, Greg Smith's Q6600 table of
   // May 26 2008 and Mike's numbers: at 4-10 clients .26.git reads 0.48x
   // of the fix and 0.42x of f=863. The simulator gives 0.39-0.45x and
   // 0.31-0.34x over seeds 1-16 in quick mode (full-length runs:

@@ -1,5 +1,5 @@
 // Tests of taskplace_sim/search_2013.hpp: the v3.10 idle-sibling search on
-// seed 000's box (6 cores x 2 threads, SMT numbered last: core k holds CPUs
+// Wang 2013's box (6 cores x 2 threads, SMT numbered last: core k holds CPUs
 // k and k + 6), each case computed by hand from the v3.9-v4.8 rules: idle
 // target; idle prev sharing the cache; the first wholly idle core in ring
 // order after the target's; the target's idle sibling; the target.

@@ -1,4 +1,4 @@
-// Tests of the 2008 sync wake-up rule (traits::Linux2008, seed 001) running
+// Tests of the 2008 sync wake-up rule (traits::Linux2008, Smith 2008) running
 // inside the simulator: the placer's decisions for a ping-pong pair and for
 // a 1:N waker, computed by hand from WakeAffine2008's three rules, and the
 // overlap the simulator measures for them.
@@ -46,7 +46,7 @@ struct Traced2008 : taskplace::traits::Linux2008<Variant> {
 template <class Variant>
 using M = Machine<UniformTopology, Traced2008<Variant>>;
 
-// The Q6600 of seed 001: 4 CPUs, two LLCs of two cores; no two of its
+// The Q6600 of Smith 2008: 4 CPUs, two LLCs of two cores; no two of its
 // CPUs are SMT siblings, so the load test's imbalance is 100 + (125 - 100)
 // / 2 = 112 (tunables::imbalance_pct_2008).
 const UniformTopology q6600 = taskplace::presets::q6600_2008();
@@ -97,9 +97,9 @@ std::vector<Decision> run(Workload w, Nanoseconds until) {
 
 }  // namespace
 
-namespace s8 = taskplace::sync2008;
+namespace s8 = taskplace::sync_affine;
 
-TEST_CASE("2008 sync rule in the simulator: a ping-pong pair's first wake-up", "[simulator][sync2008]") {
+TEST_CASE("2008 sync rule in the simulator: a ping-pong pair's first wake-up", "[simulator][sync_affine]") {
   // The first wake-up: ping (CPU 0, running) wakes pong (asleep, last ran
   // on CPU 2). Neither has slept after waking another yet, so both average
   // overlaps are 0, below migration_cost (500 us). Loads are 1024 per
@@ -107,7 +107,7 @@ TEST_CASE("2008 sync rule in the simulator: a ping-pong pair's first wake-up", "
   // p->se.load.weight): this = 1024 (ping), prev = 0.
   const Nanoseconds until = 2ms;  // before the first balancing tick (4 ms)
   SECTION("unchecked: sync and both overlaps short, so pull (rule 1)") {
-    const auto d = run<s8::Unchecked>(ping_pong(), until);
+    const auto d = run<s8::Unchecked2008>(ping_pong(), until);
     REQUIRE(d.size() > 10);
     CHECK(d[0].waker == 1);
     CHECK(d[0].wakee == 2);
@@ -122,14 +122,14 @@ TEST_CASE("2008 sync rule in the simulator: a ping-pong pair's first wake-up", "
   SECTION("balanced: the sync pull needs 100 x (0 + 1024) <= 112 x 0, false; the load test pulls (rule 2)") {
     // Rule 2: this less the waker (0) <= prev (0) and 0 + 0 <= the waking
     // CPU's load per task (1024): an idle prev does not keep the wakee.
-    const auto d = run<s8::Balanced>(ping_pong(), until);
+    const auto d = run<s8::Balanced2008>(ping_pong(), until);
     REQUIRE(d.size() > 10);
     CHECK(d[0].affine == AffineReason::load_waking);
     CHECK(d[0].cpu == 0);
     for (std::size_t i = 1; i < d.size(); ++i) CHECK(d[i].affine == AffineReason::same_cpu);
   }
   SECTION("sync ignored: this = 1024 is neither <= prev (0) nor balanced, so prev (rule 3)") {
-    const auto d = run<s8::Ignored>(ping_pong(), until);
+    const auto d = run<s8::Ignored2008>(ping_pong(), until);
     REQUIRE(d.size() > 10);
     CHECK(d[0].affine == AffineReason::load_prev);
     CHECK(d[0].cpu == 2);
@@ -142,7 +142,7 @@ TEST_CASE("2008 sync rule in the simulator: a ping-pong pair's first wake-up", "
   }
 }
 
-TEST_CASE("2008 sync rule in the simulator: the overlap of tasks that sleep as they wake is their wake path", "[simulator][sync2008]") {
+TEST_CASE("2008 sync rule in the simulator: the overlap of tasks that sleep as they wake is their wake path", "[simulator][sync_affine]") {
   // Each task's wake-up of the other is its last step before it waits, so
   // it sleeps once its own wake path (Costs::wake_path, 1 us; the pair
   // shares a CPU, so no IPI, and the 2008 rule has no search) is done:
@@ -151,15 +151,15 @@ TEST_CASE("2008 sync rule in the simulator: the overlap of tasks that sleep as t
   // sample: far below migration_cost (500 us).
   // (The simulator's pgbench client and backends do the same; see
   // docs/simulator.md, pgbench-2008-sync.)
-  M<s8::Unchecked> m{q6600, ping_pong()};
+  M<s8::Unchecked2008> m{q6600, ping_pong()};
   m.run_until(2ms);
   CHECK(m.task(0).ps.overlap.woke == false);  // closed by the sleep that followed
   CHECK(OverlapTracker::average(m.task(0).ps.overlap) == 993ns);
   CHECK(OverlapTracker::average(m.task(1).ps.overlap) == 993ns);
 }
 
-TEST_CASE("2008 sync rule in the simulator: a 1:N waker stacks its wakees only without the balance test", "[simulator][sync2008]") {
-  // Seed 001's bug in miniature. At ~13 us the waker (CPU 0) wakes A
+TEST_CASE("2008 sync rule in the simulator: a 1:N waker stacks its wakees only without the balance test", "[simulator][sync_affine]") {
+  // Smith 2008's bug in miniature. At ~13 us the waker (CPU 0) wakes A
   // (prev CPU 1, where H runs: prev = 1024), then at once B (prev CPU 2,
   // idle: prev = 0). Both overlaps are 0 throughout (the waker's average
   // is read before its stamp and does not change until it sleeps).
@@ -168,7 +168,7 @@ TEST_CASE("2008 sync rule in the simulator: a 1:N waker stacks its wakees only w
   // these two decisions and nothing else.
   const Nanoseconds until = 22us;
   SECTION("unchecked: both wakees pulled onto the waker's CPU (rule 1 twice)") {
-    const auto d = run<s8::Unchecked>(one_to_two(), until);
+    const auto d = run<s8::Unchecked2008>(one_to_two(), until);
     REQUIRE(d.size() == 2);
     CHECK(d[0].wakee == 2);
     CHECK(d[0].prev == 1);
@@ -184,7 +184,7 @@ TEST_CASE("2008 sync rule in the simulator: a 1:N waker stacks its wakees only w
     // = 114688: balanced, so the sync pull. B: CPU 0 now holds the waker
     // and A, this = 2048 - 1024 = 1024; 100 x 2048 <= 112 x 0 fails, and
     // 1024 <= 0 fails: prev.
-    const auto d = run<s8::Balanced>(one_to_two(), until);
+    const auto d = run<s8::Balanced2008>(one_to_two(), until);
     REQUIRE(d.size() == 2);
     CHECK(d[0].affine == AffineReason::sync_overlap);
     CHECK(d[0].cpu == 0);
@@ -195,7 +195,7 @@ TEST_CASE("2008 sync rule in the simulator: a 1:N waker stacks its wakees only w
     // A: this = 1024 (the waker), 100 x 2048 > 112 x 1024, and
     // 1024 + 1024 > 1024 per task: prev. B: this = 1024 again (A went to
     // CPU 1), prev = 0: prev.
-    const auto d = run<s8::Ignored>(one_to_two(), until);
+    const auto d = run<s8::Ignored2008>(one_to_two(), until);
     REQUIRE(d.size() == 2);
     CHECK(d[0].affine == AffineReason::load_prev);
     CHECK(d[0].cpu == 1);

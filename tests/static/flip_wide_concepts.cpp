@@ -16,8 +16,8 @@ namespace taskplace_static_flip_wide {
 using namespace taskplace;
 
 // --- FlipDecay ---------------------------------------------------------------
-static_assert(FlipDecay<WipeDecay>);
-static_assert(FlipDecay<HalveDecay>);
+static_assert(FlipDecay<flip_decay::Wipe2013>);
+static_assert(FlipDecay<flip_decay::Halve2014>);
 struct ThrowingDecay {  // not noexcept
   static std::uint32_t apply(std::uint32_t x) { return x; }
 };
@@ -32,14 +32,14 @@ static_assert(!FlipDecay<IntDecay>);
 static_assert(!FlipDecay<MemberDecay>);
 static_assert(!FlipDecay<int>);
 
-// Golden values (HEURISTICS 1): wipe gives 0, halve gives x >> 1.
-static_assert(WipeDecay::apply(4294967295u) == 0);
-static_assert(HalveDecay::apply(9) == 4 && HalveDecay::apply(1) == 0);
-static_assert(HalveDecay::apply(4294967295u) == 2147483647u);
+// Golden values (record_wakee()): wipe gives 0, halve gives x >> 1.
+static_assert(flip_decay::Wipe2013::apply(4294967295u) == 0);
+static_assert(flip_decay::Halve2014::apply(9) == 4 && flip_decay::Halve2014::apply(1) == 0);
+static_assert(flip_decay::Halve2014::apply(4294967295u) == 2147483647u);
 
 // --- StorageCell -------------------------------------------------------------
-static_assert(StorageCell<PlainStorage::cell<std::uint32_t>, std::uint32_t>);
-static_assert(StorageCell<RelaxedAtomicStorage::cell<std::int64_t>, std::int64_t>);
+static_assert(StorageCell<flip_storage::Plain::cell<std::uint32_t>, std::uint32_t>);
+static_assert(StorageCell<flip_storage::RelaxedAtomic::cell<std::int64_t>, std::int64_t>);
 struct NonConstLoadCell {  // load() not callable on a const cell
   std::uint32_t load() noexcept { return 0; }
   void store(std::uint32_t) noexcept {}
@@ -56,16 +56,16 @@ struct NoDefaultCell {  // not default-constructible
 static_assert(!StorageCell<NonConstLoadCell, std::uint32_t>);
 static_assert(!StorageCell<ThrowingStoreCell, std::uint32_t>);
 static_assert(!StorageCell<NoDefaultCell, std::uint32_t>);
-static_assert(!StorageCell<PlainStorage::cell<std::uint32_t>, std::int64_t>);  // load() type
+static_assert(!StorageCell<flip_storage::Plain::cell<std::uint32_t>, std::int64_t>);  // load() type
 
 // The cells live in user task objects: copyable, default zero.
-static_assert(std::is_copy_constructible_v<RelaxedAtomicStorage::cell<TaskKey>>);
-static_assert(std::is_copy_assignable_v<RelaxedAtomicStorage::cell<TaskKey>>);
-static_assert(PlainStorage::cell<std::uint32_t>{}.load() == 0);
+static_assert(std::is_copy_constructible_v<flip_storage::RelaxedAtomic::cell<TaskKey>>);
+static_assert(std::is_copy_assignable_v<flip_storage::RelaxedAtomic::cell<TaskKey>>);
+static_assert(flip_storage::Plain::cell<std::uint32_t>{}.load() == 0);
 
 // --- FlipStorage -------------------------------------------------------------
-static_assert(FlipStorage<PlainStorage>);
-static_assert(FlipStorage<RelaxedAtomicStorage>);
+static_assert(FlipStorage<flip_storage::Plain>);
+static_assert(FlipStorage<flip_storage::RelaxedAtomic>);
 struct OnlyU32Storage {  // cell<T> always holds a uint32: wrong for TaskKey, int64
   template <class T>
   struct cell {
@@ -79,8 +79,8 @@ static_assert(!FlipStorage<NoCellStorage>);
 
 // --- FlipPolicy --------------------------------------------------------------
 static_assert(FlipPolicy<FlipCounter<>>);
-static_assert(FlipPolicy<FlipCounter<WipeDecay, RelaxedAtomicStorage>>);
-static_assert(std::is_same_v<FlipCounter<>, FlipCounter<HalveDecay, PlainStorage>>);  // fwd.hpp defaults
+static_assert(FlipPolicy<FlipCounter<flip_decay::Wipe2013, flip_storage::RelaxedAtomic>>);
+static_assert(std::is_same_v<FlipCounter<>, FlipCounter<flip_decay::Halve2014, flip_storage::Plain>>);  // fwd.hpp defaults
 struct NoStateFlips {
   void record(int&, TaskKey, Nanoseconds) const noexcept {}
   std::uint32_t flips(const int&) const noexcept { return 0; }
@@ -114,11 +114,11 @@ constexpr std::uint32_t flips_after_scenario() {
 static_assert(flips_after_scenario() == 2);
 
 // --- WideRule ----------------------------------------------------------------
-static_assert(WideRule<Wang2013>);
-static_assert(WideRule<Symmetric2015>);
-static_assert(WideRule<MasterOnly2017>);
+static_assert(WideRule<wide::OneSided2013>);
+static_assert(WideRule<wide::Symmetric2015>);
+static_assert(WideRule<wide::MasterOnly2017>);
 static_assert(WideRule<WideDetector<>>);
-static_assert(std::is_same_v<WideDetector<>::rule_type, Symmetric2015>);  // fwd.hpp default
+static_assert(std::is_same_v<WideDetector<>::rule_type, wide::Symmetric2015>);  // fwd.hpp default
 struct ThrowingRule {
   static bool wide(std::uint32_t, std::uint32_t, std::uint32_t) { return false; }
 };
@@ -132,11 +132,11 @@ static_assert(!WideRule<ThrowingRule>);
 static_assert(!WideRule<IntRule>);
 static_assert(!WideRule<TwoArgRule>);
 
-// Golden values (HEURISTICS 2), dispatcher 40 / worker 2 / factor 12.
-static_assert(!Wang2013::wide(40, 2, 12));        // 2 > 12 fails
-static_assert(!Symmetric2015::wide(40, 2, 12));   // lo 2 >= 12 fails
-static_assert(MasterOnly2017::wide(40, 2, 12));   // 40 >= 24
-static_assert(!Symmetric2015::wide(4294967295u, 1u << 20, 4096));  // 2^32 > UINT32_MAX
+// Golden values (wake_wide()), dispatcher 40 / worker 2 / factor 12.
+static_assert(!wide::OneSided2013::wide(40, 2, 12));        // 2 > 12 fails
+static_assert(!wide::Symmetric2015::wide(40, 2, 12));   // lo 2 >= 12 fails
+static_assert(wide::MasterOnly2017::wide(40, 2, 12));   // 40 >= 24
+static_assert(!wide::Symmetric2015::wide(4294967295u, 1u << 20, 4096));  // 2^32 > UINT32_MAX
 
 // --- FactorPolicy ------------------------------------------------------------
 using MiniTopology = taskplace::detail::TopologyArchetype;  // declarations only: concepts never call

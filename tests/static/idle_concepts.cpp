@@ -19,8 +19,8 @@ using namespace taskplace;
 using namespace std::chrono_literals;
 
 // --- AvgIdleEstimator --------------------------------------------------------
-static_assert(AvgIdleEstimator<Low2013>);
-static_assert(AvgIdleEstimator<Pre2013>);
+static_assert(AvgIdleEstimator<avg_idle::Clamp2014>);
+static_assert(AvgIdleEstimator<avg_idle::Saturate2009>);
 struct ThrowingEstimator {  // not noexcept
   static Nanoseconds update(Nanoseconds a, Nanoseconds, Nanoseconds) { return a; }
 };
@@ -35,16 +35,16 @@ static_assert(!AvgIdleEstimator<IntEstimator>);
 static_assert(!AvgIdleEstimator<TwoArgEstimator>);
 static_assert(!AvgIdleEstimator<int>);
 
-// Golden values (HEURISTICS 4): update_avg(1e6, 50000) = 881250; Low2013
-// clamps after averaging, Pre2013 jumps to the cap when delta > cap.
-static_assert(Low2013::update(1'000'000ns, 50'000ns, 1ms) == 881'250ns);
-static_assert(Low2013::update(100'000ns, 1'200'000ns, 1ms) == 237'500ns);
-static_assert(Pre2013::update(100'000ns, 1'200'000ns, 1ms) == 1ms);
+// Golden values (update_avg()): update_avg(1e6, 50000) = 881250; avg_idle::Clamp2014
+// clamps after averaging, avg_idle::Saturate2009 jumps to the cap when delta > cap.
+static_assert(avg_idle::Clamp2014::update(1'000'000ns, 50'000ns, 1ms) == 881'250ns);
+static_assert(avg_idle::Clamp2014::update(100'000ns, 1'200'000ns, 1ms) == 237'500ns);
+static_assert(avg_idle::Saturate2009::update(100'000ns, 1'200'000ns, 1ms) == 1ms);
 
 // --- CostDecaySchedule -------------------------------------------------------
-static_assert(CostDecaySchedule<DecayEverySecond>);
-static_assert(CostDecaySchedule<DecayIfNoNewMax>);
-static_assert(!DecayEverySecond::restart_on_new_max && DecayIfNoNewMax::restart_on_new_max);
+static_assert(CostDecaySchedule<cost_decay::EverySecond2014>);
+static_assert(CostDecaySchedule<cost_decay::IfNoNewMax2022>);
+static_assert(!cost_decay::EverySecond2014::restart_on_new_max && cost_decay::IfNoNewMax2022::restart_on_new_max);
 struct NoFlagSchedule {};
 struct TypeFlagSchedule {  // a type, not a bool constant
   struct restart_on_new_max {};
@@ -66,9 +66,9 @@ struct NoDenRatio {
 static_assert(!CostDecayRatio<NoDenRatio>);
 
 // --- NewidleEntryGate --------------------------------------------------------
-static_assert(NewidleEntryGate<NoEntryGate>);
-static_assert(NewidleEntryGate<MigrationCostGate>);
-static_assert(NewidleEntryGate<FirstLevelGate>);
+static_assert(NewidleEntryGate<newidle_gate::None>);
+static_assert(NewidleEntryGate<newidle_gate::MigrationCost2009>);
+static_assert(NewidleEntryGate<newidle_gate::FirstLevel2022>);
 struct ThrowingGate {
   static bool allow(Nanoseconds, Nanoseconds, Nanoseconds) { return true; }
 };
@@ -77,24 +77,24 @@ struct MemberGate {
 };
 static_assert(!NewidleEntryGate<ThrowingGate>);
 static_assert(!NewidleEntryGate<MemberGate>);
-static_assert(!NewidleEntryGate<LevelBudget>);  // four arguments, not three
-static_assert(!MigrationCostGate::allow(499us, 0ns, 500us) && FirstLevelGate::allow(499us, 499us, 500us));
+static_assert(!NewidleEntryGate<level_budget::Spent2014>);  // four arguments, not three
+static_assert(!newidle_gate::MigrationCost2009::allow(499us, 0ns, 500us) && newidle_gate::FirstLevel2022::allow(499us, 499us, 500us));
 
 // --- NewidleLevelBudget ------------------------------------------------------
-static_assert(NewidleLevelBudget<NoLevelBudget>);
-static_assert(NewidleLevelBudget<LevelBudget>);
-static_assert(NewidleLevelBudget<LevelBudgetPlusMigration>);
+static_assert(NewidleLevelBudget<level_budget::None>);
+static_assert(NewidleLevelBudget<level_budget::Spent2014>);
+static_assert(NewidleLevelBudget<level_budget::SpentPlusMigration2013>);
 struct IntBudget {  // returns int, not bool
   static int allow(Nanoseconds, Nanoseconds, Nanoseconds, Nanoseconds) noexcept { return 1; }
 };
 static_assert(!NewidleLevelBudget<IntBudget>);
-static_assert(!NewidleLevelBudget<FirstLevelGate>);  // three arguments
-static_assert(LevelBudget::allow(1000ns, 400ns, 600ns, 0ns) && !LevelBudget::allow(999ns, 400ns, 600ns, 0ns));
+static_assert(!NewidleLevelBudget<newidle_gate::FirstLevel2022>);  // three arguments
+static_assert(level_budget::Spent2014::allow(1000ns, 400ns, 600ns, 0ns) && !level_budget::Spent2014::allow(999ns, 400ns, 600ns, 0ns));
 
 // --- SleepReservationVariant -------------------------------------------------
-static_assert(SleepReservationVariant<sis_cache::Rfc2023>);
-static_assert(SleepReservationVariant<sis_cache::V1>);
-static_assert(SleepReservationVariant<sis_cache::V2>);
+static_assert(SleepReservationVariant<sis_cache::EverySleep2023>);
+static_assert(SleepReservationVariant<sis_cache::ShortSleeps2023>);
+static_assert(SleepReservationVariant<sis_cache::HalveLong2023>);
 struct NoFallbackVariant {  // lacks fallback_to_hot_idle
   static Nanoseconds update_sleep_avg(Nanoseconds a, Nanoseconds, Nanoseconds) noexcept { return a; }
   static Nanoseconds reserve_until(Nanoseconds h, Nanoseconds, Nanoseconds) noexcept { return h; }
@@ -109,26 +109,26 @@ struct ThrowingVariant {  // update_sleep_avg may throw
 static_assert(!SleepReservationVariant<NoFallbackVariant>);
 static_assert(!SleepReservationVariant<ThrowingVariant>);
 static_assert(!SleepReservationVariant<NoReservation>);  // a policy, not a variant
-// HEURISTICS 5 switches: fallback false, true, true; scan share 1, 1, 2.
-static_assert(!sis_cache::Rfc2023::fallback_to_hot_idle && sis_cache::V1::fallback_to_hot_idle &&
-              sis_cache::V2::fallback_to_hot_idle);
-static_assert(sis_cache::Rfc2023::scan_share_den == 1 && sis_cache::V1::scan_share_den == 1 &&
-              sis_cache::V2::scan_share_den == 2);
-static_assert(sis_cache::V2::update_sleep_avg(23'437ns, 2ms, 500us) == 11'718ns);  // long sleep halves
+// SIS_CACHE switches (Chen 2023, v1, v2): fallback false, true, true; scan share 1, 1, 2.
+static_assert(!sis_cache::EverySleep2023::fallback_to_hot_idle && sis_cache::ShortSleeps2023::fallback_to_hot_idle &&
+              sis_cache::HalveLong2023::fallback_to_hot_idle);
+static_assert(sis_cache::EverySleep2023::scan_share_den == 1 && sis_cache::ShortSleeps2023::scan_share_den == 1 &&
+              sis_cache::HalveLong2023::scan_share_den == 2);
+static_assert(sis_cache::HalveLong2023::update_sleep_avg(23'437ns, 2ms, 500us) == 11'718ns);  // long sleep halves
 
 // --- The front doors ---------------------------------------------------------
 // The fwd.hpp defaults resolve to today's kernel and SIS_CACHE v2.
-static_assert(std::is_same_v<NewidleCostTracker<>::estimator, Low2013>);
-static_assert(std::is_same_v<NewidleCostTracker<>::schedule, DecayIfNoNewMax>);
+static_assert(std::is_same_v<NewidleCostTracker<>::estimator, avg_idle::Clamp2014>);
+static_assert(std::is_same_v<NewidleCostTracker<>::schedule, cost_decay::IfNoNewMax2022>);
 static_assert(std::is_same_v<NewidleCostTracker<>::ratio, DecayRatio<253, 256>>);
-static_assert(std::is_same_v<NewidleCostTracker<>::entry_gate, FirstLevelGate>);
-static_assert(std::is_same_v<NewidleCostTracker<>::budget, LevelBudget>);
-static_assert(std::is_same_v<CacheHotReservation<>::variant, sis_cache::V2>);
+static_assert(std::is_same_v<NewidleCostTracker<>::entry_gate, newidle_gate::FirstLevel2022>);
+static_assert(std::is_same_v<NewidleCostTracker<>::budget, level_budget::Spent2014>);
+static_assert(std::is_same_v<CacheHotReservation<>::variant, sis_cache::HalveLong2023>);
 static_assert(!CacheHotReservation<>::owner_only);
 
 // A traits struct that replaces one member still instantiates.
 struct EverySecond : DefaultNewidleTraits {
-  using Schedule = DecayEverySecond;
+  using Schedule = cost_decay::EverySecond2014;
 };
 static_assert(!NewidleCostTracker<EverySecond>::schedule::restart_on_new_max);
 
@@ -141,7 +141,7 @@ static_assert(!NewidleCostTracker<EverySecond>::schedule::restart_on_new_max);
 //   // error: static assertion failed: Traits::Estimator must model
 //   //        taskplace::AvgIdleEstimator (static update(avg, delta, cap) noexcept -> Nanoseconds)
 //
-//   struct Bare { using Estimator = Low2013; };  // not derived from the defaults
+//   struct Bare { using Estimator = avg_idle::Clamp2014; };  // not derived from the defaults
 //   NewidleCostTracker<Bare> u;                  // "Traits::Schedule must model ..."
 //
 // The predicates behind them are checked here instead:
@@ -151,7 +151,7 @@ struct BadTraits : DefaultNewidleTraits {
 };
 static_assert(!detail::NewidleHasEstimator<BadTraits>);
 struct Bare {
-  using Estimator = Low2013;
+  using Estimator = avg_idle::Clamp2014;
 };
 static_assert(!detail::NewidleHasSchedule<Bare> && !detail::NewidleHasGuard<Bare>);
 struct IntGuard : DefaultNewidleTraits {
@@ -203,8 +203,8 @@ static_assert(!NewidleAttemptPolicy<NoRecord>);
 static_assert(!NewidleAttemptPolicy<int>);
 
 // --- TaskHotRule ----------------------------------------------------------------
-static_assert(TaskHotRule<task_hot::Classic> && TaskHotRule<task_hot::SmtExempt2020>);
-static_assert(!task_hot::Classic::smt_exempt && task_hot::SmtExempt2020::smt_exempt);
+static_assert(TaskHotRule<task_hot::AllLevels2007> && TaskHotRule<task_hot::SmtExempt2020>);
+static_assert(!task_hot::AllLevels2007::smt_exempt && task_hot::SmtExempt2020::smt_exempt);
 struct NoSmtFlag {};  // says nothing about SMT
 static_assert(!TaskHotRule<NoSmtFlag>);
 static_assert(!TaskHotRule<int>);
@@ -213,9 +213,9 @@ static_assert(std::is_same_v<TaskHot<>::rule, task_hot::SmtExempt2020>);  // fwd
 // for an LLC move (500 us migration cost), not for an SMT one since v5.10.
 static_assert(TaskHot<>{}.is_hot({.kind = LevelKind::llc, .last_ran = 0ns}, 100us));
 static_assert(!TaskHot<>{}.is_hot({.kind = LevelKind::smt, .last_ran = 0ns}, 100us));
-static_assert(TaskHot<task_hot::Classic>{}.is_hot({.kind = LevelKind::smt, .last_ran = 0ns}, 100us));
+static_assert(TaskHot<task_hot::AllLevels2007>{}.is_hot({.kind = LevelKind::smt, .last_ran = 0ns}, 100us));
 // One state type for every rule: counts kept under one rule can be judged by another.
-static_assert(std::is_same_v<TaskHot<task_hot::Classic>::state, TaskHot<>::state>);
+static_assert(std::is_same_v<TaskHot<task_hot::AllLevels2007>::state, TaskHot<>::state>);
 // sd_init()'s cache_nice_tries: SMT 0, cluster/LLC/package 1, NUMA 2.
 static_assert(TaskHot<>{}.tries(LevelKind::smt) == 0 && TaskHot<>{}.tries(LevelKind::llc) == 1 &&
               TaskHot<>{}.tries(LevelKind::machine) == 2);

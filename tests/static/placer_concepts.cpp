@@ -61,7 +61,7 @@ template class tp::WakePlacer<tp::UniformTopology>;
 template class tp::WakePlacer<tp::TableTopology>;
 template class tp::WakePlacer<tp::SysfsTopology>;
 template class tp::WakePlacer<tp::UniformTopology, tp::traits::AlwaysAffine>;
-template class tp::WakePlacer<tp::TableTopology, tp::traits::CacheHot<tp::sis_cache::V1, tp::OwnerOnly>>;
+template class tp::WakePlacer<tp::TableTopology, tp::traits::CacheHot<tp::sis_cache::ShortSleeps2023, tp::OwnerOnly>>;
 namespace {
 struct ClusterTraits : tp::DefaultWakeTraits {
   using Factor = tp::ClusterFactor;
@@ -113,18 +113,18 @@ struct OldTraits {
 }  // namespace
 static_assert(!tp::OverlapPolicy<NoAverage> && !tp::OverlapPolicy<ThrowingSleep>);
 static_assert(!tp::OverlapPolicy<int>);
-static_assert(tp::SyncAffineVariant<tp::sync2008::Unchecked> && tp::SyncAffineVariant<tp::sync2008::Ignored>);
+static_assert(tp::SyncAffineVariant<tp::sync_affine::Unchecked2008> && tp::SyncAffineVariant<tp::sync_affine::Ignored2008>);
 static_assert(!tp::SyncAffineVariant<HalfVariant> && !tp::SyncAffineVariant<int>);
 static_assert(tp::detail::reads_overlap<tp::WakeAffine2008<>> && !tp::detail::reads_overlap<tp::WakeAffine>);
-static_assert(std::is_same_v<tp::WakeAffine2008<>::variant, tp::sync2008::Balanced>);
+static_assert(std::is_same_v<tp::WakeAffine2008<>::variant, tp::sync_affine::Balanced2008>);
 static_assert(std::is_same_v<tp::WakePlacer<tp::UniformTopology, OldTraits>::overlap_policy, tp::NoOverlap>);
 template class tp::WakePlacer<tp::UniformTopology, tp::traits::Linux2008<>>;
-template class tp::WakePlacer<tp::TableTopology, tp::traits::Linux2008<tp::sync2008::Unchecked>>;
-template class tp::WakePlacer<tp::SysfsTopology, tp::traits::Linux2008<tp::sync2008::Ignored>>;
+template class tp::WakePlacer<tp::TableTopology, tp::traits::Linux2008<tp::sync_affine::Unchecked2008>>;
+template class tp::WakePlacer<tp::SysfsTopology, tp::traits::Linux2008<tp::sync_affine::Ignored2008>>;
 // The wakee_load an embedder with runnable-only loads passes, per rule.
 static_assert(tp::runnable_only_wakee_load<tp::WakeAffine> == 0);
 static_assert(tp::runnable_only_wakee_load<tp::WakeAffine2008<>> == 1024);
-static_assert(tp::runnable_only_wakee_load<tp::AffineAlways> == 0);
+static_assert(tp::runnable_only_wakee_load<tp::affine::Always> == 0);
 
 // SIS_CURRENT (2023): the run-duration measurement and the rule reading it.
 static_assert(tp::DurationPolicy<tp::DurationTracker> && tp::DurationPolicy<tp::NoDuration>);
@@ -168,11 +168,11 @@ static_assert(!tp::WakePlacer<tp::UniformTopology, OldTraits>::tracking_duration
 static_assert(tp::WakePlacer<tp::UniformTopology, tp::traits::SisCurrent<>>::tracking_duration);
 static_assert(!tp::WakePlacer<tp::UniformTopology, tp::traits::Current>::tracking_duration);
 static_assert(std::is_same_v<tp::WakePlacer<tp::UniformTopology, tp::traits::SisCurrent<>>::on_current_rule,
-                             tp::WakeOnCurrent<tp::sis_current::V8>>);
+                             tp::WakeOnCurrent<tp::sis_current::MigrationCost2023>>);
 static_assert(std::is_same_v<tp::WakePlacer<tp::UniformTopology, tp::traits::SisCurrent<>>::duration_policy,
                              tp::DurationTracker>);
-static_assert(std::is_same_v<tp::WakePlacer<tp::UniformTopology, tp::traits::SisCurrent<tp::sis_current::V7>>::on_current_rule,
-                             tp::WakeOnCurrent<tp::sis_current::V7>>);
+static_assert(std::is_same_v<tp::WakePlacer<tp::UniformTopology, tp::traits::SisCurrent<tp::sis_current::Granularity2023>>::on_current_rule,
+                             tp::WakeOnCurrent<tp::sis_current::Granularity2023>>);
 // NoDuration and NoWakeOnCurrent cost a task nothing: the same task_state
 // as today's kernel, as small as its flips and recent_cpu alone, smaller
 // than SisCurrent's, which holds a DurationTracker::state.
@@ -181,5 +181,5 @@ static_assert(sizeof(task_state_of<tp::traits::Current>) == sizeof(task_state_of
 static_assert(sizeof(task_state_of<tp::traits::Current>) == sizeof(FlipsAndRecent));
 static_assert(sizeof(task_state_of<tp::traits::SisCurrent<>>) > sizeof(task_state_of<tp::traits::Current>));
 template class tp::WakePlacer<tp::UniformTopology, tp::traits::SisCurrent<>>;
-template class tp::WakePlacer<tp::TableTopology, tp::traits::SisCurrent<tp::sis_current::V7>>;
+template class tp::WakePlacer<tp::TableTopology, tp::traits::SisCurrent<tp::sis_current::Granularity2023>>;
 template class tp::WakePlacer<tp::SysfsTopology, ExplicitDefaults>;

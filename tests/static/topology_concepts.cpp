@@ -71,10 +71,10 @@ static_assert(!Topology<NoLevels>);
 static_assert(!Topology<int>);
 
 // The presets are constant expressions with the seeds' sizes.
-static_assert(presets::q6600_2008().llc_size(0) == 2);             // seed 001
-static_assert(presets::westmere_12cpu_2013().llc_size(0) == 12);   // seed 000
-static_assert(presets::sapphire_rapids_2x56x2().cpu_count() == 224);  // seed 002
-static_assert(presets::eight_socket_80core().node_size(0) == 10);  // seed 003
+static_assert(presets::q6600_2008().llc_size(0) == 2);             // Smith 2008
+static_assert(presets::westmere_12cpu_2013().llc_size(0) == 12);   // Wang 2013
+static_assert(presets::sapphire_rapids_2x56x2().cpu_count() == 224);  // Chen 2023
+static_assert(presets::eight_socket_80core().node_size(0) == 10);  // Low 2013
 static_assert(presets::epyc_2x64x2().llc_size(255) == 16);
 
 // --- Clock -------------------------------------------------------------------

@@ -249,7 +249,7 @@ TEST_CASE("to_table and restrict_to keep a topology's groups", "[builders]") {
     CHECK(V(t.llc_cpus(c).begin(), t.llc_cpus(c).end()) == V(epyc.llc_cpus(c).begin(), epyc.llc_cpus(c).end()));
     CHECK(t.level_count(c) == epyc.level_count(c));
   }
-  // A cpuset of CPUs 1, 2 and 3 of a Q6600 (seed 001: LLCs {0,1}, {2,3}):
+  // A cpuset of CPUs 1, 2 and 3 of a Q6600 (Smith 2008: LLCs {0,1}, {2,3}):
   // LLC sizes 1 and 2, renumbered 0..2.
   const auto part = taskplace::testing::restrict_to(taskplace::presets::q6600_2008(), {3, 1, 2});
   CHECK(part.cpu_count() == 3);
@@ -264,7 +264,7 @@ TEST_CASE("to_table and restrict_to keep a topology's groups", "[builders]") {
 }
 
 TEST_CASE("every restriction of a preset still conforms", "[builders][conformance]") {
-  // Drop every third CPU of seed 004's box: asymmetric cores and LLCs.
+  // Drop every third CPU of Fleming 2017's box: asymmetric cores and LLCs.
   const auto t = taskplace::presets::two_node_80cpu();
   V keep;
   for (CpuId c = 0; c < t.cpu_count(); ++c)

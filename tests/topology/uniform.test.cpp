@@ -31,12 +31,12 @@ std::vector<LevelKind> kinds(const UniformTopology& t, CpuId c) {
 }  // namespace
 
 // Compile time: the whole topology is usable in constant expressions.
-constexpr UniformTopology seed004 = presets::two_node_80cpu();
-static_assert(seed004.cpu_count() == 80);        // seed 004: "80-cpu 2 NUMA node box"
-static_assert(seed004.llc_size(0) == 40);        // 20 cores x 2 threads per L3
-static_assert(seed004.core_cpus(3)[1] == 43);    // x86 numbering: sibling of 3 is 3 + 40
-static_assert(seed004.level_count(0) == 3);      // smt, llc, machine (node == llc, dropped)
-static_assert(seed004.level_kind(0, 2) == LevelKind::machine);
+constexpr UniformTopology fleming2017 = presets::two_node_80cpu();
+static_assert(fleming2017.cpu_count() == 80);        // Fleming 2017: "80-cpu 2 NUMA node box"
+static_assert(fleming2017.llc_size(0) == 40);        // 20 cores x 2 threads per L3
+static_assert(fleming2017.core_cpus(3)[1] == 43);    // x86 numbering: sibling of 3 is 3 + 40
+static_assert(fleming2017.level_count(0) == 3);      // smt, llc, machine (node == llc, dropped)
+static_assert(fleming2017.level_kind(0, 2) == LevelKind::machine);
 
 TEST_CASE("nested numbering puts a core's threads next to each other", "[uniform]") {
   const UniformTopology t{2, 2, 2, 2};  // 16 CPUs: node > llc > core > thread
@@ -73,9 +73,9 @@ TEST_CASE("degenerate levels are dropped as the kernel drops them", "[uniform]")
   CHECK(UniformTopology{1, 1, 1, 1}.level_count(0) == 0);
   // Only SMT: the smt level is the machine.
   CHECK(kinds(UniformTopology{1, 1, 1, 4}, 2) == std::vector<LevelKind>{LevelKind::smt});
-  // Q6600 (seed 001): no SMT, 2 LLCs of 2, one node: llc then node.
+  // Q6600 (Smith 2008): no SMT, 2 LLCs of 2, one node: llc then node.
   CHECK(kinds(presets::q6600_2008(), 0) == std::vector<LevelKind>{LevelKind::llc, LevelKind::node});
-  // Seed 003: 8 nodes of one 10-core LLC: llc then machine, no node level.
+  // Low 2013: 8 nodes of one 10-core LLC: llc then machine, no node level.
   CHECK(kinds(presets::eight_socket_80core(), 79) ==
         std::vector<LevelKind>{LevelKind::llc, LevelKind::machine});
   // One LLC per node, several nodes, one core per LLC: machine only.
@@ -83,13 +83,13 @@ TEST_CASE("degenerate levels are dropped as the kernel drops them", "[uniform]")
 }
 
 TEST_CASE("the presets have the seeds' CPU counts and LLC sizes", "[uniform][presets]") {
-  // (topology, CPUs, LLC size, LLCs) from the seed texts and HEURISTICS 3.
+  // (topology, CPUs, LLC size, LLCs) from the source documents (docs/provenance.md).
   const std::vector<std::tuple<UniformTopology, std::uint32_t, std::uint32_t, std::uint32_t>> cases{
-      {presets::q6600_2008(), 4, 2, 2},              // seed 001: 2 dies x 2 cores
-      {presets::westmere_12cpu_2013(), 12, 12, 1},   // seed 000: "12 cpu X86 server"
-      {presets::eight_socket_80core(), 80, 10, 8},   // seed 003: "8 socket (80 core)"
-      {presets::two_node_80cpu(), 80, 40, 2},        // seed 004: "80-cpu 2 NUMA node box"
-      {presets::sapphire_rapids_2x56x2(), 224, 112, 2},  // seed 002: "112 CPUs/socket, 2 sockets"
+      {presets::q6600_2008(), 4, 2, 2},              // Smith 2008: 2 dies x 2 cores
+      {presets::westmere_12cpu_2013(), 12, 12, 1},   // Wang 2013: "12 cpu X86 server"
+      {presets::eight_socket_80core(), 80, 10, 8},   // Low 2013: "8 socket (80 core)"
+      {presets::two_node_80cpu(), 80, 40, 2},        // Fleming 2017: "80-cpu 2 NUMA node box"
+      {presets::sapphire_rapids_2x56x2(), 224, 112, 2},  // Chen 2023: "112 CPUs/socket, 2 sockets"
       {presets::epyc_2x64x2(), 256, 16, 16},         // 8 CCX x 8 cores x 2 threads per socket
   };
   for (const auto& [t, n, llc, llcs] : cases) {

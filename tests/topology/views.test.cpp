@@ -18,7 +18,7 @@ using V = std::vector<CpuId>;
 namespace tv = taskplace::views;
 
 TEST_CASE("views walk the CPUs of a uniform machine", "[views]") {
-  const auto t = taskplace::presets::two_node_80cpu();  // seed 004, x86 numbering
+  const auto t = taskplace::presets::two_node_80cpu();  // Fleming 2017, x86 numbering
   static_assert(ranges::random_access_range<decltype(tv::cpus(t))>);
   static_assert(ranges::sized_range<decltype(tv::llc_cpus(t, 0))>);
   CHECK(ranges::size(tv::cpus(t)) == 80);

@@ -2,7 +2,7 @@
 // machine state (MachineState O1, llc_utilization_pct), sampled at most
 // once a period for a whole LLC.
 //
-// Kernel analogue: update_idle_cpu_scan() (v5.20, SIS_UTIL). The kernel
+// Kernel analogue: update_idle_cpu_scan() (v6.0, 2022, SIS_UTIL). The kernel
 // does not count an LLC's busy CPUs at each wake-up: the LLC's periodic
 // load balance writes the scan budget (sd_llc_shared->nr_idle_scan) and
 // every wake-up that reaches select_idle_cpu() reads that one word. A

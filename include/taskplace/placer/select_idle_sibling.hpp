@@ -1,10 +1,10 @@
 // taskplace/placer/select_idle_sibling.hpp: from the affine step's target,
 // find an idle CPU that shares its cache.
 //
-// Kernel analogue: select_idle_sibling() as of v5.20-v6.x: target, prev,
+// Kernel analogue: select_idle_sibling() as of v6.x: target, prev,
 // recent_used_cpu (v4.16), select_idle_core / select_idle_cpu over the
-// target's LLC with the SIS_UTIL scan budget (v5.20), plus SIS_CACHE's
-// reservation filter (seed 002, never merged) when a CacheHotReservation is
+// target's LLC with the SIS_UTIL scan budget (v6.0), plus SIS_CACHE's
+// reservation filter (Chen 2023, never merged) when a CacheHotReservation is
 // configured.
 //
 //   auto budget = taskplace::sis_util_budget(56, 50);   // 36 CPUs at 50% busy
@@ -174,8 +174,8 @@ struct IdleSiblingSearch {
       }
     }
     // The reservation guard covers the scan actually made: the whole LLC
-    // when the hint widened it (seed 002 skips hot CPUs in the core search
-    // and the CPU scan alike), V2's share of it.
+    // when the hint widened it (Chen 2023 skips hot CPUs in the core search
+    // and the CPU scan alike), HalveLong2023's share of it.
     std::uint32_t reservation_limit = 0;
     if constexpr (reserving) reservation_limit = R::scan_budget(limit);
 

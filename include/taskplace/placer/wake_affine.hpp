@@ -5,7 +5,7 @@
 // WA_WEIGHT with WA_BIAS (wake_affine_weight), as in v4.15 to today; plus
 // the baselines the seeds compare against: pull always (2.6.23-2.6.26 sync
 // wake-ups) and never pull; and the 2008 kernels' rule, whose sync pull was
-// gated by the tasks' average overlap (WakeAffine2008, seed 001).
+// gated by the tasks' average overlap (WakeAffine2008, Smith 2008).
 //
 //   AffineDecision d = WakeAffine::decide(AffineInput{topo, machine, allowed, waking, prev});
 //   // d.target is waking or prev, d.reason says which rule decided.
@@ -33,8 +33,8 @@ enum class AffineReason : std::uint8_t {
   prev_idle,           // prev idle (not cache-shared with waking)
   load_waking,         // load test: waking CPU plus the wakee is lighter
   load_prev,           // load test: prev stays (8% bias toward it)
-  forced_waking,       // AffineAlways
-  forced_prev,         // AffineNever
+  forced_waking,       // affine::Always
+  forced_prev,         // affine::Never
   current_cpu,         // a hand-off (Wakeup::current_cpu): the waking CPU, no decision
   sync_overlap,        // WakeAffine2008: sync hint, both overlaps short
   wake_on_current,     // WakeOnCurrent: a short pair that wakes each other, the waking CPU
@@ -168,41 +168,43 @@ inline constexpr std::uint64_t runnable_only_wakee_load =
     requires { requires Affine::wakee_load_is_weight; } ? 1024 : 0;
 
 // Pull every wakee to the waking CPU: sync wake-ups of 2.6.23-2.6.26, which
-// stacked pgbench's backends on the client's CPU (seed 001).
-struct AffineAlways {
+// stacked pgbench's backends on the client's CPU (Smith 2008).
+namespace affine {
+struct Always {
   template <Topology T, MachineState M>
   constexpr AffineDecision decide(const AffineInput<T, M>& in) const noexcept {
     return {in.waking, AffineReason::forced_waking};
   }
 };
+}  // namespace affine
 
-// How a 2008 kernel treated the sync hint (seed 001, pgbench on 2.6.25 and
+// How a 2008 kernel treated the sync hint (Smith 2008, pgbench on 2.6.25 and
 // 2.6.26). Each is a SyncAffineVariant for WakeAffine2008.
-namespace sync2008 {
+namespace sync_affine {
 // 2.6.25 to 2.6.26-rc: a sync wake-up between two tasks whose overlaps are
 // both short pulls, whatever the loads. pgbench's client and backends all
 // qualify, so the backends stacked on the client's CPU ("over-enthusiastic
 // affinity", Mike Galbraith).
-struct Unchecked {
+struct Unchecked2008 {
   static constexpr bool honour_sync = true;
   static constexpr bool pull_needs_balance = false;
 };
 // 2.6.26 (Mike Galbraith's fix, May 2008): the overlap pull also needs the
 // balance test, so a waking CPU already heavier than prev stops pulling.
-struct Balanced {
+struct Balanced2008 {
   static constexpr bool honour_sync = true;
   static constexpr bool pull_needs_balance = true;
 };
 // The SYNC_WAKEUPS feature bit cleared (Greg Smith's sched_features 863):
 // the hint is ignored, the load test alone decides.
-struct Ignored {
+struct Ignored2008 {
   static constexpr bool honour_sync = false;
   static constexpr bool pull_needs_balance = true;
 };
-}  // namespace sync2008
-static_assert(SyncAffineVariant<sync2008::Unchecked>);
-static_assert(SyncAffineVariant<sync2008::Balanced>);
-static_assert(SyncAffineVariant<sync2008::Ignored>);
+}  // namespace sync_affine
+static_assert(SyncAffineVariant<sync_affine::Unchecked2008>);
+static_assert(SyncAffineVariant<sync_affine::Balanced2008>);
+static_assert(SyncAffineVariant<sync_affine::Ignored2008>);
 
 // A 2008 kernel's wake_affine() (2.6.25-2.6.26). With this = the waking
 // CPU's load, less the waker's on a sync wake-up (clamped at 0), and
@@ -219,7 +221,7 @@ static_assert(SyncAffineVariant<sync2008::Ignored>);
 // (target_load of the waking CPU, source_load of prev); this rule reads the
 // machine state's load(c) for both. Pair it with OverlapTracker in the
 // WakePlacer traits (traits::Linux2008), which fills the overlaps.
-template <SyncAffineVariant Variant>  // default in fwd.hpp: sync2008::Balanced
+template <SyncAffineVariant Variant>  // default in fwd.hpp: sync_affine::Balanced2008
 struct WakeAffine2008 {
   using variant = Variant;
   static constexpr bool reads_overlap = true;
@@ -264,22 +266,26 @@ struct WakeAffine2008 {
 };
 
 // Never pull: the wakee goes back where it ran.
-struct AffineNever {
+namespace affine {
+struct Never {
   template <Topology T, MachineState M>
   constexpr AffineDecision decide(const AffineInput<T, M>& in) const noexcept {
     return {in.prev, AffineReason::forced_prev};
   }
 };
+}  // namespace affine
 
 // Wide rules for the baselines: never wide (every wake-up considers the
 // pull) and always wide (none does).
-struct NeverWide {
+namespace wide {
+struct Never {
   static constexpr bool wide(std::uint32_t, std::uint32_t, std::uint32_t) noexcept { return false; }
 };
-struct AlwaysWide {
+struct Always {
   static constexpr bool wide(std::uint32_t, std::uint32_t, std::uint32_t) noexcept { return true; }
 };
-static_assert(WideRule<NeverWide>);
-static_assert(WideRule<AlwaysWide>);
+}  // namespace wide
+static_assert(WideRule<wide::Never>);
+static_assert(WideRule<wide::Always>);
 
 }  // namespace taskplace

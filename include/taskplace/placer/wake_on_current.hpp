@@ -1,11 +1,11 @@
 // taskplace/placer/wake_on_current.hpp: keep a pair of short tasks that wake
 // each other on the waking CPU (SIS_CURRENT).
 //
-// Provides WakeOnCurrent<Variant>, its variants sis_current::V7 and V8, and
-// NoWakeOnCurrent (today's kernel). Kernel analogue: wake_on_current() of
-// Chen Yu's "sched/fair: Introduce SIS_CURRENT to wake up short task on
-// current CPU" (v7 2023-04-22, v8 2023-04-29; SIS_SHORT up to v6), never
-// merged. Its cover letter: a cross-CPU wake-up costs a pair of tasks that
+// Provides WakeOnCurrent<Variant>, its variants sis_current::Granularity2023
+// (v7) and MigrationCost2023 (v8), and NoWakeOnCurrent (today's kernel).
+// Kernel analogue: wake_on_current() of Chen Yu's "sched/fair: Introduce
+// SIS_CURRENT to wake up short task on current CPU" (v7 2023-04-22, v8
+// 2023-04-29; SIS_SHORT up to v6), never merged. Its cover letter: a cross-CPU wake-up costs a pair of tasks that
 // ping-pong (will-it-scale context_switch1, netperf, tbench) the transfer
 // of their shared cache lines and races between wakers picking the same
 // idle CPU; so when a waker and its wakee are both short-duration tasks
@@ -48,7 +48,7 @@ struct WakeOnCurrentInput {
   TaskKey wakee_last_wakee;
   TaskKey waker;
   TaskKey wakee;
-  std::size_t cpu_count;            // scales V7's granularity
+  std::size_t cpu_count;            // scales Granularity2023's threshold
 };
 
 namespace sis_current {
@@ -57,7 +57,7 @@ namespace sis_current {
 // 0 < dur_avg < sysctl_sched_migration_cost (500 us). The cover letter
 // says the v7 and v8 thresholds are "comparable", which is 375 us against
 // 500 us on 8 CPUs or more.
-struct V8 {
+struct MigrationCost2023 {
   static constexpr bool is_short(Nanoseconds dur, std::size_t) noexcept {
     return dur > Nanoseconds{0} && dur < tunables::migration_cost;
   }
@@ -67,7 +67,7 @@ struct V8 {
 // CPU, 187.5 us on 2, 281.25 us on 4 to 7, 375 us from 8 on. The product is
 // not formed: dur * 8 < g is dur <= (g - 1) / 8 for integers, so no
 // duration overflows.
-struct V7 {
+struct Granularity2023 {
   static constexpr std::int64_t granularity_factor(std::size_t cpus) noexcept {
     const std::size_t n = cpus < 8 ? cpus : 8;
     std::int64_t log2 = 0;
@@ -80,12 +80,12 @@ struct V7 {
   }
 };
 }  // namespace sis_current
-static_assert(ShortTaskVariant<sis_current::V7>);
-static_assert(ShortTaskVariant<sis_current::V8>);
+static_assert(ShortTaskVariant<sis_current::Granularity2023>);
+static_assert(ShortTaskVariant<sis_current::MigrationCost2023>);
 
 // The rule. Stateless; the durations come from a DurationTracker and the
 // flips and last wakees from the FlipCounter, both in the tasks' state.
-template <ShortTaskVariant Variant>  // default in fwd.hpp: sis_current::V8
+template <ShortTaskVariant Variant>  // default in fwd.hpp: sis_current::MigrationCost2023
 struct WakeOnCurrent {
   static constexpr bool enabled = true;
   using variant_type = Variant;

@@ -3,14 +3,15 @@
 // migrating.
 //
 // Provides CacheHotReservation<Variant, Ownership>, the variants
-// sis_cache::Rfc2023, V1 and V2, the ownerships AnyTaskMayTake and
+// sis_cache::EverySleep2023 (the RFC), ShortSleeps2023 (v1) and
+// HalveLong2023 (v2), the ownerships AnyTaskMayTake and
 // OwnerOnly, NoReservation (today's kernel: none), and pick_idle_cpu(), the
 // reservation-aware choice among idle CPUs. Kernel analogue: SIS_CACHE,
 // rq->cache_hot_timeout and se.sleep_avg / se.prev_sleep_time in Chen Yu's
 // "sched/fair: skip the cache hot CPU in select_idle_cpu()" (RFC Sep 2023,
-// seed 002; v1 Sep 2023, v2 Nov 2023). Never merged.
+// Chen 2023; v1 Sep 2023, v2 Nov 2023). Never merged.
 //
-//   taskplace::CacheHotReservation<> r;   // V2, AnyTaskMayTake
+//   taskplace::CacheHotReservation<> r;   // HalveLong2023, AnyTaskMayTake
 //   r.on_sleep(task.sleep, cpu_state[cpu], rq_empty, key, now);  r.on_wakeup(task.sleep, now);
 #pragma once
 
@@ -54,10 +55,10 @@ struct NoOwner {
 
 namespace sis_cache {
 
-// Seed 002 (RFC, Sep 2023): every sleep is averaged, and the reservation is
+// Chen 2023 (RFC, Sep 2023): every sleep is averaged, and the reservation is
 // set to now + sleep_avg, replacing any earlier one. No fallback: a wakee
 // that finds only reserved idle CPUs goes to the (busy) target.
-struct Rfc2023 {
+struct EverySleep2023 {
   // Returns: update_avg(avg, sample); negative inputs read as 0.
   static constexpr Nanoseconds update_sleep_avg(Nanoseconds avg, Nanoseconds sample, Nanoseconds) noexcept {
     return detail::update_avg(detail::sis_math::non_negative(avg), detail::sis_math::non_negative(sample));
@@ -69,14 +70,14 @@ struct Rfc2023 {
   static constexpr bool fallback_to_hot_idle = false;
   static constexpr std::uint32_t scan_share_den = 1;
 };
-static_assert(SleepReservationVariant<Rfc2023>);
+static_assert(SleepReservationVariant<EverySleep2023>);
 
 // v1 (Sep 2023): only sleeps shorter than a migration are averaged (a long
 // sleep says nothing about the cache a short sleeper would find), a newer
 // reservation never shortens an older one, and if every idle CPU is hot the
 // first hot idle one is taken rather than stacking on a busy CPU (K Prateek
 // Nayak: -50% schbench p99 at 256 workers on EPYC without it).
-struct V1 {
+struct ShortSleeps2023 {
   // Returns: sample < migration_cost ? update_avg(avg, sample) : avg.
   static constexpr Nanoseconds update_sleep_avg(Nanoseconds avg, Nanoseconds sample,
                                                 Nanoseconds migration_cost) noexcept {
@@ -92,13 +93,13 @@ struct V1 {
   static constexpr bool fallback_to_hot_idle = true;
   static constexpr std::uint32_t scan_share_den = 1;
 };
-static_assert(SleepReservationVariant<V1>);
+static_assert(SleepReservationVariant<ShortSleeps2023>);
 
-// v2 (Nov 2023): as V1, but a long sleep halves the average (a task that
+// v2 (Nov 2023): as ShortSleeps2023, but a long sleep halves the average (a task that
 // turned into a long sleeper stops reserving quickly), and the
 // reservation-aware part of the scan is limited to half the scan budget.
-// reserve_until and fallback_to_hot_idle are V1's.
-struct V2 : V1 {
+// reserve_until and fallback_to_hot_idle are ShortSleeps2023's.
+struct HalveLong2023 : ShortSleeps2023 {
   // Returns: sample < migration_cost ? update_avg(avg, sample) : avg / 2.
   static constexpr Nanoseconds update_sleep_avg(Nanoseconds avg, Nanoseconds sample,
                                                 Nanoseconds migration_cost) noexcept {
@@ -108,7 +109,7 @@ struct V2 : V1 {
   }
   static constexpr std::uint32_t scan_share_den = 2;
 };
-static_assert(SleepReservationVariant<V2>);
+static_assert(SleepReservationVariant<HalveLong2023>);
 
 }  // namespace sis_cache
 
@@ -227,14 +228,16 @@ class CacheHotReservation {
   }
 };
 
-static_assert(!CacheHotReservation<sis_cache::V2, AnyTaskMayTake>::owner_only);
-static_assert(CacheHotReservation<sis_cache::V1, OwnerOnly>::owner_only);
-static_assert(CacheHotReservation<sis_cache::V2, OwnerOnly>::scan_budget(8) == 4);
-static_assert(CacheHotReservation<sis_cache::Rfc2023, AnyTaskMayTake>::scan_budget(8) == 8);
+static_assert(!CacheHotReservation<sis_cache::HalveLong2023, AnyTaskMayTake>::owner_only);
+static_assert(CacheHotReservation<sis_cache::ShortSleeps2023, OwnerOnly>::owner_only);
+static_assert(CacheHotReservation<sis_cache::HalveLong2023, OwnerOnly>::scan_budget(8) == 4);
+static_assert(CacheHotReservation<sis_cache::EverySleep2023, AnyTaskMayTake>::scan_budget(8) == 8);
 #if !defined(_MSC_VER)  // MSVC ignores [[no_unique_address]] (it has its own spelling)
-static_assert(sizeof(CacheHotReservation<sis_cache::V2, AnyTaskMayTake>::cpu_state) == sizeof(Nanoseconds));
+static_assert(sizeof(CacheHotReservation<sis_cache::HalveLong2023, AnyTaskMayTake>::cpu_state) ==
+              sizeof(Nanoseconds));
 #endif
-static_assert(sizeof(CacheHotReservation<sis_cache::V2, OwnerOnly>::cpu_state) == 2 * sizeof(Nanoseconds));
+static_assert(sizeof(CacheHotReservation<sis_cache::HalveLong2023, OwnerOnly>::cpu_state) ==
+              2 * sizeof(Nanoseconds));
 
 // Today's kernel: no reservation ever. Same API, every call a no-op,
 // reserved_against always false.
@@ -255,8 +258,9 @@ struct NoReservation {
 //
 // Returns: the first CPU of `idle_cpus` not reserved against `asker`; if
 //   every one is reserved, the first of them when the policy's variant
-//   falls back to hot idle CPUs (V1, V2), else no_cpu (Rfc2023: the caller
-//   then stacks on its target). no_cpu for an empty range.
+//   falls back to hot idle CPUs (ShortSleeps2023, HalveLong2023), else
+//   no_cpu (EverySleep2023: the caller then stacks on its target). no_cpu
+//   for an empty range.
 // `cpu_states` is indexed by CpuId (a vector, span or array of the
 // policy's cpu_state). Precondition (checked): every idle CPU indexes into
 // it; unchecked builds skip a CPU past its end.

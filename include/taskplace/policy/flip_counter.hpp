@@ -1,12 +1,12 @@
 // taskplace/policy/flip_counter.hpp: how often a task switches the partner
 // it wakes ("wakee flips").
 //
-// Provides FlipCounter<Decay, Storage>, the decays WipeDecay and HalveDecay,
-// and the storages PlainStorage and RelaxedAtomicStorage. Kernel analogue:
-// record_wakee() in kernel/sched/fair.c with task_struct's last_wakee,
-// wakee_flips and wakee_flip_decay_ts. WipeDecay follows Michael Wang's
-// "sched: smart wake-affine foundation" (v3.12, 2013); HalveDecay is the
-// decay the kernel has used since v3.13.
+// Provides FlipCounter<Decay, Storage>, the decays flip_decay::Wipe2013 and
+// Halve2014, and the storages flip_storage::Plain and RelaxedAtomic. Kernel
+// analogue: record_wakee() in kernel/sched/fair.c with task_struct's
+// last_wakee, wakee_flips and wakee_flip_decay_ts. Wipe2013 follows Michael
+// Wang's "sched: smart wake-affine foundation" (v3.12, 2013); Halve2014 is
+// the decay the kernel has used since v3.17 (2014).
 //
 //   taskplace::FlipCounter<> flips;             // halving, plain fields
 //   flips.record(waker.flip_state, wakee_key, clock.now());
@@ -30,20 +30,22 @@ namespace taskplace {
 
 // v3.12 (2013, Michael Wang): forget everything. Rough, but a really active
 // task does not care about the loss: it rebuilds its count within a period.
-struct WipeDecay {
+namespace flip_decay {
+struct Wipe2013 {
   // Returns: 0. Complexity: O(1). Thread-safety: pure.
   static constexpr std::uint32_t apply(std::uint32_t) noexcept { return 0; }
 };
-static_assert(FlipDecay<WipeDecay>);
+static_assert(FlipDecay<flip_decay::Wipe2013>);
 
-// Since v3.13: halve. A steady 1:N waker keeps a count near twice what it
+// Since v3.17 (2014): halve. A steady 1:N waker keeps a count near twice what it
 // gathers in one period instead of dropping to zero at every period edge,
 // so wake_wide() does not flicker.
-struct HalveDecay {
+struct Halve2014 {
   // Returns: flips / 2 (rounded down). Complexity: O(1). Thread-safety: pure.
   static constexpr std::uint32_t apply(std::uint32_t flips) noexcept { return flips >> 1; }
 };
-static_assert(FlipDecay<HalveDecay>);
+}  // namespace flip_decay
+static_assert(FlipDecay<flip_decay::Halve2014>);
 
 // ---------------------------------------------------------------------------
 // Storages: how each field of the per-task state is held.
@@ -51,7 +53,8 @@ static_assert(FlipDecay<HalveDecay>);
 // Plain fields: only one thread at a time touches a given state (the waker
 // updates its own counter, and readers of the wakee's count are serialised
 // by the embedder). Zero cost.
-struct PlainStorage {
+namespace flip_storage {
+struct Plain {
   template <class T>
   struct cell {
     // Invariant: a default-constructed cell holds T{} (zero).
@@ -62,14 +65,14 @@ struct PlainStorage {
     T value_{};
   };
 };
-static_assert(FlipStorage<PlainStorage>);
+static_assert(FlipStorage<flip_storage::Plain>);
 
 // Relaxed atomics: several threads may record into, or read, one state at
 // the same time without a data race. Like the kernel, a read-modify-write is
 // a load then a store, not an atomic increment: two concurrent record()
 // calls may lose one flip. The count is a heuristic; a lost flip is harmless
 // and a locked increment on every wake-up is not.
-struct RelaxedAtomicStorage {
+struct RelaxedAtomic {
   template <class T>
   struct cell {
     // Invariant: a default-constructed cell holds T{} (zero). Copies take a
@@ -89,14 +92,15 @@ struct RelaxedAtomicStorage {
     std::atomic<T> value_{T{}};
   };
 };
-static_assert(FlipStorage<RelaxedAtomicStorage>);
+}  // namespace flip_storage
+static_assert(FlipStorage<flip_storage::RelaxedAtomic>);
 
 // ---------------------------------------------------------------------------
 // FlipCounter: counts how often a waker switches wakees.
 //
 // A high count means the task wakes many partners, or switches among a few
 // quickly: either way many tasks rely on it, and pulling each of them onto
-// its CPU makes them compete with it (seed 000: pgbench's one client process
+// its CPU makes them compete with it (Wang 2013: pgbench's one client process
 // serving N backends lost up to 50% to wake-affine). The count is read by a
 // WideRule (wide_detector.hpp).
 //
@@ -140,10 +144,11 @@ class FlipCounter {
   //   first period has passed. The kernel is in the first case: jiffies
   //   start far from zero.
   // Complexity: O(1), no allocation.
-  // Thread-safety: with PlainStorage, one thread per state at a time. With
-  //   RelaxedAtomicStorage, any number of threads; concurrent calls on one
-  //   state may lose a flip or a decay, never corrupt it, and flips never
-  //   exceed the number of record() calls made on the state.
+  // Thread-safety: with flip_storage::Plain, one thread per state at a
+  //   time. With flip_storage::RelaxedAtomic, any number of threads;
+  //   concurrent calls on one state may lose a flip or a decay, never
+  //   corrupt it, and flips never exceed the number of record() calls made
+  //   on the state.
   constexpr void record(state& s, TaskKey wakee, Nanoseconds now) const noexcept {
     const Nanoseconds stamp{s.decay_stamp_ns.load()};
     if (strictly_after(now, stamp, period)) {
@@ -183,9 +188,9 @@ class FlipCounter {
   }
 };
 
-static_assert(FlipPolicy<FlipCounter<HalveDecay, PlainStorage>>);
-static_assert(FlipPolicy<FlipCounter<WipeDecay, PlainStorage>>);
-static_assert(FlipPolicy<FlipCounter<HalveDecay, RelaxedAtomicStorage>>);
-static_assert(FlipPolicy<FlipCounter<WipeDecay, RelaxedAtomicStorage>>);
+static_assert(FlipPolicy<FlipCounter<flip_decay::Halve2014, flip_storage::Plain>>);
+static_assert(FlipPolicy<FlipCounter<flip_decay::Wipe2013, flip_storage::Plain>>);
+static_assert(FlipPolicy<FlipCounter<flip_decay::Halve2014, flip_storage::RelaxedAtomic>>);
+static_assert(FlipPolicy<FlipCounter<flip_decay::Wipe2013, flip_storage::RelaxedAtomic>>);
 
 }  // namespace taskplace

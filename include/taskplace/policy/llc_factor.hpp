@@ -5,7 +5,7 @@
 // ClusterFactor.
 // Kernel analogue: sd_llc_size, the per-CPU count of CPUs sharing the last
 // level cache, read by wake_wide(). Follows Peter Zijlstra's "sched: reduce
-// the overhead of obtain factor" (patch 2/2 of seed 000, v3.12); NodeFactor
+// the overhead of obtain factor" (patch 2/2 of Wang 2013, v3.12); NodeFactor
 // is the node size that patch 1/2 used before it. ClusterFactor reads the
 // span of the CLS domain (v5.16) instead; no kernel feeds it to wake_wide().
 //
@@ -30,7 +30,7 @@ namespace taskplace {
 //
 // Each factor() reads one or two cached sizes of the topology, never a mask:
 // counting the bits of a CPU mask on every wake-up is what made the 2013
-// node-size factor too slow (seed 000, patch 2/2). ClusterFactor also reads
+// node-size factor too slow (Wang 2013, patch 2/2). ClusterFactor also reads
 // the kinds of the CPU's lowest levels (at most the two below the LLC) and
 // the size of one level's range, which a CpuRange knows (sized_range).
 // Preconditions: waking_cpu < t.cpu_count(); shipped topologies check it in

@@ -1,16 +1,18 @@
 // taskplace/policy/newidle_cost_tracker.hpp: is a newly idle CPU idle long
 // enough to be worth pulling work, and at how many levels?
 //
-// Provides NewidleCostTracker<Traits>, the avg_idle estimators Low2013 and
-// Pre2013, the decay schedules DecayEverySecond and DecayIfNoNewMax, the
-// decay ratios DecayRatio<Num, Den>, the entry gates NoEntryGate,
-// MigrationCostGate and FirstLevelGate, the level budgets NoLevelBudget,
-// LevelBudget and LevelBudgetPlusMigration, and DefaultNewidleTraits.
-// Kernel analogue: rq->avg_idle, rq->idle_stamp, rq->max_idle_balance_cost,
-// sd->max_newidle_lb_cost and update_newidle_cost() around newidle_balance()
-// in kernel/sched/fair.c. Follows Jason Low's "sched: Limiting idle balance"
-// v4 (v3.13, 2013, seed 003), the v5.16 (2021) gate and decay rework, and
-// the 2026 "no idle stamp, no sample" guard.
+// Provides NewidleCostTracker<Traits>, the avg_idle estimators
+// avg_idle::Clamp2014 and Saturate2009, the decay schedules
+// cost_decay::EverySecond2014 and IfNoNewMax2022, the decay ratios
+// DecayRatio<Num, Den>, the entry gates newidle_gate::None,
+// MigrationCost2009 and FirstLevel2022, the level budgets
+// level_budget::None, Spent2014 and SpentPlusMigration2013, and
+// DefaultNewidleTraits. Kernel analogue: rq->avg_idle, rq->idle_stamp,
+// rq->max_idle_balance_cost, sd->max_newidle_lb_cost and
+// update_newidle_cost() around newidle_balance() in kernel/sched/fair.c.
+// Follows Jason Low's "sched: Limiting idle balance" v4 (Low 2013;
+// merged in v3.13, 2014), the v5.16 (2022) gate and decay rework, and the
+// 2026 "no idle stamp, no sample" guard.
 //
 //   taskplace::NewidleCostTracker<> t;  auto s = t.make_state(3, clock.now());
 //   if (t.should_balance(s) && t.may_visit_level(s, 0, 0ns)) { /* pull, then */ t.record_cost(s, 0, cost, clock.now()); }
@@ -57,9 +59,10 @@ constexpr Nanoseconds scale_down(Nanoseconds d, std::uint32_t num, std::uint32_t
 // `cap` is 2 * max_idle_balance_cost: an idle period longer than twice the
 // most we ever spent balancing tells us nothing more.
 
-// v3.13 (seed 003 patch 1/3, Jason Low): average first, then clamp. One long
+// v3.13 (Low 2013 patch 1/3, Jason Low): average first, then clamp. One long
 // idle period only moves the average by an eighth of the way to the cap.
-struct Low2013 {
+namespace avg_idle {
+struct Clamp2014 {
   // Returns: min(update_avg(avg, delta), cap); negative inputs read as 0.
   // Complexity: O(1). Thread-safety: pure.
   static constexpr Nanoseconds update(Nanoseconds avg, Nanoseconds delta, Nanoseconds cap) noexcept {
@@ -67,13 +70,13 @@ struct Low2013 {
     return std::min(a, detail::newidle_math::non_negative(cap));
   }
 };
-static_assert(AvgIdleEstimator<Low2013>);
+static_assert(AvgIdleEstimator<avg_idle::Clamp2014>);
 
 // Before v3.13: a period longer than the cap sets avg_idle to the cap
 // outright, whatever the history. "This can cause avg_idle to often be
-// overestimated" (seed 003 patch 1/3): one long sleep among many short ones
+// overestimated" (Low 2013 patch 1/3): one long sleep among many short ones
 // claims the CPU will idle long.
-struct Pre2013 {
+struct Saturate2009 {
   // Returns: delta > cap ? cap : update_avg(avg, delta); negative inputs
   // read as 0. Complexity: O(1). Thread-safety: pure.
   static constexpr Nanoseconds update(Nanoseconds avg, Nanoseconds delta, Nanoseconds cap) noexcept {
@@ -82,25 +85,28 @@ struct Pre2013 {
     return d > c ? c : detail::update_avg(detail::newidle_math::non_negative(avg), d);
   }
 };
-static_assert(AvgIdleEstimator<Pre2013>);
+}  // namespace avg_idle
+static_assert(AvgIdleEstimator<avg_idle::Saturate2009>);
 
 // ---------------------------------------------------------------------------
 // Decay schedules: when a level's maximum cost decays.
 
-// v3.13 (2013): rebalance_domains() decays every level once a period,
+// v3.13 (2014): rebalance_domains() decays every level once a period,
 // whether or not a new maximum was just recorded.
-struct DecayEverySecond {
+namespace cost_decay {
+struct EverySecond2014 {
   static constexpr bool restart_on_new_max = false;
 };
-static_assert(CostDecaySchedule<DecayEverySecond>);
+static_assert(CostDecaySchedule<cost_decay::EverySecond2014>);
 
-// v5.16 (2021): a new maximum restarts the wait, so a level decays only
+// v5.16 (2022): a new maximum restarts the wait, so a level decays only
 // after a whole period without a new maximum. A cost that keeps being hit is
 // not worn down between hits.
-struct DecayIfNoNewMax {
+struct IfNoNewMax2022 {
   static constexpr bool restart_on_new_max = true;
 };
-static_assert(CostDecaySchedule<DecayIfNoNewMax>);
+}  // namespace cost_decay
+static_assert(CostDecaySchedule<cost_decay::IfNoNewMax2022>);
 
 // The factor of one decay step. Per-second steps, so the half-life is
 // ln(1/2) / ln(Num/Den) seconds.
@@ -110,8 +116,8 @@ struct DecayRatio {
   static constexpr std::uint32_t den = Den;
 };
 using Decay253_256 = DecayRatio<253, 256>;  // today's kernel: ~1.2%/s, half-life ~60 s (58.8 s)
-using Decay254_256 = DecayRatio<254, 256>;  // seed 003 RFC: ~0.8%/s (its comment says ~0.5%), half-life ~88 s
-using Decay63_64 = DecayRatio<63, 64>;      // seed 003 follow-up: ~1.6%/s, half-life ~44 s
+using Decay254_256 = DecayRatio<254, 256>;  // Low 2013 RFC: ~0.8%/s (its comment says ~0.5%), half-life ~88 s
+using Decay63_64 = DecayRatio<63, 64>;      // Low 2013 follow-up: ~1.6%/s, half-life ~44 s
 static_assert(CostDecayRatio<Decay253_256>);
 static_assert(CostDecayRatio<Decay254_256>);
 static_assert(CostDecayRatio<Decay63_64>);
@@ -120,47 +126,50 @@ static_assert(CostDecayRatio<Decay63_64>);
 // Entry gates: may a newly idle CPU balance at all?
 
 // No limit: always try (before 2.6.3x, and a baseline for comparisons).
-struct NoEntryGate {
+namespace newidle_gate {
+struct None {
   // Returns: true. Complexity: O(1). Thread-safety: pure.
   static constexpr bool allow(Nanoseconds, Nanoseconds, Nanoseconds) noexcept { return true; }
 };
-static_assert(NewidleEntryGate<NoEntryGate>);
+static_assert(NewidleEntryGate<newidle_gate::None>);
 
 // 2009-2021: skip when the CPU is expected to idle less than a migration.
 // Removed in v5.16: 500 us is far more than an SMT or LLC pull costs and hid
 // useful pulls (hackbench -g 16 +20% without it).
-struct MigrationCostGate {
+struct MigrationCost2009 {
   // Returns: avg_idle >= migration_cost. Complexity: O(1). Thread-safety: pure.
   static constexpr bool allow(Nanoseconds avg_idle, Nanoseconds, Nanoseconds migration_cost) noexcept {
     return avg_idle >= migration_cost;
   }
 };
-static_assert(NewidleEntryGate<MigrationCostGate>);
+static_assert(NewidleEntryGate<newidle_gate::MigrationCost2009>);
 
 // v5.16 to today: skip when the CPU is expected to idle less than even the
 // first (cheapest) level's worst pull takes.
-struct FirstLevelGate {
+struct FirstLevel2022 {
   // Returns: avg_idle >= first_level_cost. Complexity: O(1). Thread-safety: pure.
   static constexpr bool allow(Nanoseconds avg_idle, Nanoseconds first_level_cost, Nanoseconds) noexcept {
     return avg_idle >= first_level_cost;
   }
 };
-static_assert(NewidleEntryGate<FirstLevelGate>);
+}  // namespace newidle_gate
+static_assert(NewidleEntryGate<newidle_gate::FirstLevel2022>);
 
 // ---------------------------------------------------------------------------
 // Level budgets: may the balance go on to the next level?
 
 // Visit every level (2009 to v3.12).
-struct NoLevelBudget {
+namespace level_budget {
+struct None {
   // Returns: true. Complexity: O(1). Thread-safety: pure.
   static constexpr bool allow(Nanoseconds, Nanoseconds, Nanoseconds, Nanoseconds) noexcept { return true; }
 };
-static_assert(NewidleLevelBudget<NoLevelBudget>);
+static_assert(NewidleLevelBudget<level_budget::None>);
 
-// v3.13 (seed 003 patch 2/3) to today: "If the avg time the CPU remains idle
+// v3.13 (Low 2013 patch 2/3) to today: "If the avg time the CPU remains idle
 // is less than the time we have already spent on idle balancing + the max
 // cost of idle balancing in the sched domain, then we don't continue".
-struct LevelBudget {
+struct Spent2014 {
   // Returns: avg_idle - spent >= level_cost, which for avg_idle, spent >= 0
   //   is avg_idle >= spent + level_cost exactly, with no sum to overflow
   //   (negative spent reads as 0). The difference is taken modulo 2^64, so
@@ -174,12 +183,12 @@ struct LevelBudget {
     return static_cast<std::int64_t>(left) >= level_cost.count();  // a negative cost reads as it is
   }
 };
-static_assert(NewidleLevelBudget<LevelBudget>);
+static_assert(NewidleLevelBudget<level_budget::Spent2014>);
 
-// Seed 003 RFC 3/3: also charge a migration, for what the timing misses
+// Low 2013 RFC 3/3: also charge a migration, for what the timing misses
 // (dropping and retaking the runqueue lock, the cache misses of the pulled
 // task). Not merged.
-struct LevelBudgetPlusMigration {
+struct SpentPlusMigration2013 {
   // Returns: avg_idle >= spent + level_cost + migration_cost exactly
   //   (negative spent, cost or migration read as 0): each term is taken
   //   off what is left, so no sum is formed and none can overflow.
@@ -195,7 +204,8 @@ struct LevelBudgetPlusMigration {
     return true;
   }
 };
-static_assert(NewidleLevelBudget<LevelBudgetPlusMigration>);
+}  // namespace level_budget
+static_assert(NewidleLevelBudget<level_budget::SpentPlusMigration2013>);
 
 // ---------------------------------------------------------------------------
 // A CPU's number of balance levels, 0..max_levels. A larger value is stored
@@ -214,14 +224,20 @@ class LevelCount {
 
 // ---------------------------------------------------------------------------
 // The defaults: today's kernel. Derive and replace one member:
-//   struct my_traits : taskplace::DefaultNewidleTraits { using Estimator = taskplace::Pre2013; };
+//   struct my_traits : taskplace::DefaultNewidleTraits {
+//     using Estimator = taskplace::avg_idle::Saturate2009;
+//   };
 struct DefaultNewidleTraits {
-  using Estimator = Low2013;        // kernel ttwu/idle exit since v3.13: averaging first never overestimates
-  using Schedule = DecayIfNoNewMax; // kernel update_newidle_cost since v5.16: a cost still being hit stays
+  // kernel ttwu/idle exit since v3.13: averaging first never overestimates
+  using Estimator = avg_idle::Clamp2014;
+  // kernel update_newidle_cost since v5.16: a cost still being hit stays
+  using Schedule = cost_decay::IfNoNewMax2022;
   using Ratio = DecayRatio<253, 256>;  // kernel since v5.16: ~1.2%/s, half-life ~60 s
-  using EntryGate = FirstLevelGate; // kernel since v5.16: the 500 us gate hid cheap SMT/LLC pulls
-  using Budget = LevelBudget;       // kernel since v3.13: stop before a level the idle time cannot pay for
-  // Seed 003 patch 2/3's early cap of a level's cost at 5 * migration_cost.
+  // kernel since v5.16: the 500 us gate hid cheap SMT/LLC pulls
+  using EntryGate = newidle_gate::FirstLevel2022;
+  // kernel since v3.13: stop before a level the idle time cannot pay for
+  using Budget = level_budget::Spent2014;
+  // Low 2013 patch 2/3's early cap of a level's cost at 5 * migration_cost.
   // Off: decay replaced it before merging.
   static constexpr bool cap_level_cost = false;
   // The 2026 guard: no idle stamp, no sample. On: without it one bogus
@@ -234,7 +250,7 @@ struct DefaultNewidleTraits {
   // success-rate gate (policy/newidle_success_rate.hpp). Optional in user
   // traits: a traits type without it reads as false.
   static constexpr bool bump_failed_cost = false;
-  // Seed 003 patch 2/3 (v3.13): avg_idle is capped at twice the CPU-wide
+  // Low 2013 patch 2/3 (v3.13): avg_idle is capped at twice the CPU-wide
   // balance cost (max_idle_balance_cost). Off: twice migration_cost, as
   // the 2009-2013 kernels did (they kept no balance cost). Optional in user
   // traits: a traits type without it reads as true.
@@ -270,7 +286,7 @@ template <class T> constexpr bool newidle_caps_on_cost() noexcept {
 // costs time; it is only worth it when the CPU would stay idle longer than
 // the pull takes. We keep the average idle period and, per level, the worst
 // pull cost seen (a maximum, not an average: costs vary too much for an
-// average to compare meaningfully, seed 003), and let the maximum decay so a
+// average to compare meaningfully, Low 2013), and let the maximum decay so a
 // one-off spike (runqueue lock contention) is not carried until reboot.
 //
 // An aggregate: `NewidleCostTracker<> t{.migration_cost = 250us};`.
@@ -377,7 +393,7 @@ class NewidleCostTracker {
 
   // Returns: what a timed attempt of `cost` adds to the `spent` a balance
   //   passes to may_visit_level: the cost (negative reads as 0), capped at
-  //   5 * migration_cost if Traits::cap_level_cost (seed 003 patch 2/3 adds
+  //   5 * migration_cost if Traits::cap_level_cost (Low 2013 patch 2/3 adds
   //   the capped domain_cost to curr_cost).
   // Complexity: O(1). Thread-safety: const.
   Nanoseconds charged_cost(Nanoseconds cost) const noexcept {
@@ -398,8 +414,8 @@ class NewidleCostTracker {
 
   // Effects: a pull at `level` took `cost` (negative reads as 0; capped at
   //   5 * migration_cost if Traits::cap_level_cost). A new maximum replaces
-  //   max_cost and, with DecayIfNoNewMax, restarts the level's decay wait
-  //   (last_decay = now). Otherwise, with DecayIfNoNewMax, a due decay of
+  //   max_cost and, with cost_decay::IfNoNewMax2022, restarts the level's decay wait
+  //   (last_decay = now). Otherwise, with cost_decay::IfNoNewMax2022, a due decay of
   //   this level is applied (v5.16 decays in update_newidle_cost, which both
   //   the newidle and the periodic balance call). Then the CPU-wide cost is
   //   recomputed: max(migration_cost, sum of level costs), saturating.
@@ -434,8 +450,8 @@ class NewidleCostTracker {
   //   multiplied by Ratio (exact 64-bit arithmetic, rounding down) and
   //   stamped `now`; one step per level per call, however long it has been.
   //   A clock that went backwards decays nothing. Then the CPU-wide cost is
-  //   recomputed. With DecayEverySecond this is the only decay; with
-  //   DecayIfNoNewMax a recent new maximum has moved last_decay forward.
+  //   recomputed. With cost_decay::EverySecond2014 this is the only decay; with
+  //   cost_decay::IfNoNewMax2022 a recent new maximum has moved last_decay forward.
   // Complexity: O(level_count). Thread-safety: one thread per state.
   void decay(state& s, Nanoseconds now) const noexcept {
     for (std::uint32_t i = 0; i < s.level_count; ++i) decay_level(s, i, now);
@@ -454,7 +470,7 @@ class NewidleCostTracker {
  private:
   // The common body of record_cost and record_attempt, for a level below
   // level_count and c >= 0: the optional caps, then a new maximum or, with
-  // DecayIfNoNewMax, a due decay; then the CPU-wide cost.
+  // cost_decay::IfNoNewMax2022, a due decay; then the CPU-wide cost.
   void record(state& s, std::uint32_t level, Nanoseconds c, Nanoseconds now) const noexcept {
     if constexpr (Traits::cap_level_cost) c = std::min(c, early_cap());
     if (c > s.max_cost[level]) {
@@ -481,7 +497,7 @@ class NewidleCostTracker {
     }
   }
 
-  // Peter Zijlstra (seed 003): the sum, since a balance walks every level;
+  // Peter Zijlstra (Low 2013): the sum, since a balance walks every level;
   // the migration_cost floor keeps avg_idle's cap sane when costs are tiny.
   void recompute(state& s) const noexcept {
     Nanoseconds sum{0};

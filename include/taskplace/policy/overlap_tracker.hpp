@@ -4,7 +4,7 @@
 //
 // Provides OverlapTracker and NoOverlap (today's kernel: none). Kernel
 // analogue: se.last_wakeup and se.avg_overlap, from 2.6.25 (2008) until
-// their removal in 2010 as inaccurate (HEURISTICS section 6). A wake-up
+// their removal in 2010 as inaccurate (docs/provenance.md). A wake-up
 // stamped the waker's clock in last_wakeup; a task going to sleep folded the
 // time since that stamp into avg_overlap with update_avg(). (2.6.25 and
 // 2.6.26 set the stamp in check_preempt_wakeup() on whatever ran on the
@@ -13,7 +13,7 @@
 // waker, which is what the average is meant to measure.) wake_affine()
 // pulled a sync wakee to the waker only while both averages were below
 // sysctl_sched_migration_cost: two tasks that hand work back and forth and
-// sleep at once share a CPU well (seed 001; WakeAffine2008 reads them).
+// sleep at once share a CPU well (Smith 2008; WakeAffine2008 reads them).
 //
 //   taskplace::OverlapTracker::on_wake_other(waker.overlap, clock.now());
 //   taskplace::OverlapTracker::on_sleep(task.overlap, clock.now());

@@ -3,7 +3,7 @@
 // this level refused often enough that the imbalance now wins?
 //
 // Provides TaskHot<Rule> (the per-task test and the verdict), TaskHotState
-// (the per-level failure counters), the rules task_hot::Classic and
+// (the per-level failure counters), the rules task_hot::AllLevels2007 and
 // task_hot::SmtExempt2020, and the inputs Move, BalanceKind and PullOutcome.
 // Kernel analogue: task_hot() and the cache-hot part of can_migrate_task()
 // in kernel/sched/fair.c, with sysctl_sched_migration_cost, the
@@ -97,10 +97,10 @@ namespace task_hot {
 // CFS (v2.6.23) to v5.9: a move between SMT siblings is tested like any
 // other. (Its level's cache_nice_tries of 0 lets one failed periodic
 // balance through.)
-struct Classic {
+struct AllLevels2007 {
   static constexpr bool smt_exempt = false;
 };
-static_assert(TaskHotRule<Classic>);
+static_assert(TaskHotRule<AllLevels2007>);
 
 // v5.10 to today: SMT siblings share every cache level, so a move between
 // them costs no refill and no task is hot for it (Josh Don, Aug 2020,

@@ -2,12 +2,12 @@
 // the wakee stay near its previous CPU instead of being pulled toward the
 // waker?
 //
-// Provides the rules Wang2013, Symmetric2015 and MasterOnly2017, and
-// WideDetector<Rule> that composes one. Kernel analogue: wake_wide() in
-// kernel/sched/fair.c. Wang2013 is Michael Wang's v3.12 "smart wake-affine"
-// (2013); Symmetric2015 is Mike Galbraith's v4.2 rework after Josef Bacik's
-// 1:N dispatcher reports, unchanged since; MasterOnly2017 is Matt Fleming's
-// 2017 experiment (seed 004), never merged.
+// Provides the rules wide::OneSided2013, Symmetric2015 and MasterOnly2017,
+// and WideDetector<Rule> that composes one. Kernel analogue: wake_wide() in
+// kernel/sched/fair.c. OneSided2013 is Michael Wang's v3.12 "smart
+// wake-affine" (2013); Symmetric2015 is Mike Galbraith's v4.3 rework after
+// Josef Bacik's 1:N dispatcher reports, unchanged since; MasterOnly2017 is
+// Matt Fleming's 2017 experiment (Fleming 2017), never merged.
 //
 //   const bool wide = taskplace::WideDetector<>::wide(waker_flips, wakee_flips,
 //                                                     taskplace::LlcFactor::factor(topo, cpu));
@@ -36,7 +36,8 @@ constexpr std::uint32_t wide_factor(std::uint32_t f) noexcept { return f == 0 ? 
 // next to it makes the two compete, and everybody waiting on the waker
 // suffers.
 //   wide iff e > f && w > f * e
-struct Wang2013 {
+namespace wide {
+struct OneSided2013 {
   // Returns: the verdict for waker flips w, wakee flips e, factor f (0 is
   //   read as 1). The product is exact in 64 bits: no overflow for any
   //   32-bit input. Complexity: O(1). Thread-safety: pure.
@@ -45,9 +46,9 @@ struct Wang2013 {
     return e > f && static_cast<std::uint64_t>(w) > detail::wide_mul(f, e);
   }
 };
-static_assert(WideRule<Wang2013>);
+static_assert(WideRule<OneSided2013>);
 
-// v4.2 (2015, Mike Galbraith) to today. Whoever of the two is the "master"
+// v4.3 (2015, Mike Galbraith) to today. Whoever of the two is the "master"
 // (more flips) and whoever the "slave": a 1:N relation is wide whichever
 // side does the waking, so a worker waking its dispatcher is treated like
 // the dispatcher waking the worker. The slave must switch at least `f`
@@ -67,7 +68,7 @@ struct Symmetric2015 {
 };
 static_assert(WideRule<Symmetric2015>);
 
-// Seed 004 (2017, Matt Fleming): drop the `lo >= f` test, so a master with
+// Fleming 2017 (Matt Fleming): drop the `lo >= f` test, so a master with
 // few-flip slaves is wide too. On an 80-CPU two-node box, hackbench with one
 // group (20 + 20 tasks) went 12% faster on average with 81% less spread,
 // but its best case got 21% worse. Beware: with lo == 0 it is always wide
@@ -84,6 +85,7 @@ struct MasterOnly2017 {
   }
 };
 static_assert(WideRule<MasterOnly2017>);
+}  // namespace wide
 
 // WideDetector<Rule>: the front door; itself a WideRule, so it can stand
 // wherever a rule is expected.
@@ -100,8 +102,8 @@ struct WideDetector {
   }
 };
 
-static_assert(WideRule<WideDetector<Wang2013>>);
-static_assert(WideRule<WideDetector<Symmetric2015>>);
-static_assert(WideRule<WideDetector<MasterOnly2017>>);
+static_assert(WideRule<WideDetector<wide::OneSided2013>>);
+static_assert(WideRule<WideDetector<wide::Symmetric2015>>);
+static_assert(WideRule<WideDetector<wide::MasterOnly2017>>);
 
 }  // namespace taskplace

@@ -6,8 +6,8 @@
 // and check_attempt_policy<A>().
 // Each returns the invariants the model breaks (concepts.hpp numbers them);
 // an empty vector means it conforms. Kernel analogue: none; the invariants
-// are what newidle_balance() (avg_idle against the balance cost, seed 003)
-// and SIS_CACHE's select_idle_cpu() filter (seed 002) rely on.
+// are what newidle_balance() (avg_idle against the balance cost, Low 2013)
+// and SIS_CACHE's select_idle_cpu() filter (Chen 2023) rely on.
 //
 //   auto v = taskplace::testing::check_avg_idle_estimator<MyEstimator>();
 //   assert(v.empty());

@@ -6,7 +6,7 @@
 // for a symmetric box (SMT, MC = LLC, PKG/NUMA), with degenerate levels
 // removed as sd_degenerate() removes them. No sysfs, no allocation.
 //
-//   constexpr taskplace::UniformTopology t{2, 1, 20, 2};   // 80 CPUs, seed 004
+//   constexpr taskplace::UniformTopology t{2, 1, 20, 2};   // 80 CPUs, Fleming 2017
 //   static_assert(t.llc_size(0) == 40 && t.level_count(0) == 3);
 #pragma once
 
@@ -223,29 +223,29 @@ static_assert(CpuRange<UniformTopology::cpu_range>);
 // box (x86: SMT siblings one cores-total apart).
 namespace presets {
 
-// Seed 001 (2008, pgbench on 2.6.25): Intel Core 2 Quad Q6600, one socket,
+// Smith 2008 (pgbench on 2.6.25): Intel Core 2 Quad Q6600, one socket,
 // two dual-core dies, each die's L2 the last-level cache. 4 CPUs, 2 LLCs.
 constexpr UniformTopology q6600_2008() { return {1, 2, 2, 1, CpuNumbering::smt_last}; }
 
-// Seed 000 (2013, smart wake-affine): "12 cpu X86 server", one node (the
+// Wang 2013 (smart wake-affine): "12 cpu X86 server", one node (the
 // patch's factor was the node size, 12). Read as a single-socket Westmere,
 // 6 cores x 2 threads sharing one L3: the sd_llc_size of patch 2/2 is 12.
 constexpr UniformTopology westmere_12cpu_2013() { return {1, 1, 6, 2, CpuNumbering::smt_last}; }
 
-// Seed 003 (2013, idle balance cost): "8 socket (80 core) machine", 8 nodes
+// Low 2013 (idle balance cost): "8 socket (80 core) machine", 8 nodes
 // of 10 cores, one L3 per socket; modelled without SMT (80 CPUs).
 constexpr UniformTopology eight_socket_80core() { return {8, 1, 10, 1, CpuNumbering::smt_last}; }
 
-// Seed 004 (2017, wake_wide experiment): "80-cpu 2 NUMA node box", 2 nodes
+// Fleming 2017 (wake_wide experiment): "80-cpu 2 NUMA node box", 2 nodes
 // of 20 cores x 2 threads, one L3 per node.
 constexpr UniformTopology two_node_80cpu() { return {2, 1, 20, 2, CpuNumbering::smt_last}; }
 
-// Seed 002 (2023, SIS_CACHE): Intel Sapphire Rapids, "112 CPUs/socket, 2
+// Chen 2023 (SIS_CACHE): Intel Sapphire Rapids, "112 CPUs/socket, 2
 // sockets": 2 nodes x 56 cores x 2 threads = 224, one L3 per socket.
 constexpr UniformTopology sapphire_rapids_2x56x2() { return {2, 1, 56, 2, CpuNumbering::smt_last}; }
 
 // AMD EPYC (Zen 2/3 style) 2 sockets x 64 cores x 2 threads = 256 CPUs, an
-// L3 per 8-core CCX/CCD: 8 LLCs per node (HEURISTICS 3: the LLC factor is
+// L3 per 8-core CCX/CCD: 8 LLCs per node (the sd_llc_size factor is
 // 16, not 128).
 constexpr UniformTopology epyc_2x64x2() { return {2, 8, 8, 2, CpuNumbering::smt_last}; }
 

@@ -7,7 +7,7 @@
 // a pool of threads each running fibers (one thread = one worker = one CPU
 // id of the topology). Follows the kernel of
 // v6.x through taskplace::traits::Current; traits::AlwaysAffine gives the
-// 2.6.23 sync wake-ups of seed 001 for comparison. Optionally
+// 2.6.23 sync wake-ups of Smith 2008 for comparison. Optionally
 // (Group::cache_hot_steals), a steal leaves a cache-hot fiber where it is:
 // task_hot() in can_migrate_task().
 //

@@ -188,7 +188,7 @@ struct Root {
 
 // The pool. `Topo` is any taskplace::Topology (one worker per CPU);
 // `WakeTraits` a WakePlacer traits set (taskplace::traits::Current,
-// AlwaysAffine, PrevCpu, Wang2013, CacheHot<>, Linux2008<>); `BalanceTraits` an
+// AlwaysAffine, PrevCpu, Linux2013, CacheHot<>, Linux2008<>); `BalanceTraits` an
 // IdleBalancer traits set. Each worker has its own placer and balancer (so
 // their counters are never written by two CPUs), with SingleWriterStats so
 // the counters can be read while the pool runs; placer_stats() and

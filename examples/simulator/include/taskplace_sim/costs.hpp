@@ -22,7 +22,7 @@ using taskplace::Nanoseconds;
 enum class CacheHotModel : std::uint8_t {
   // The model the scenario table was measured with: the periodic balance
   // only, Costs::cache_nice_tries for every level, SMT moves tested too
-  // (task_hot::Classic), and a balance that finds nothing to pull keeps
+  // (task_hot::AllLevels2007), and a balance that finds nothing to pull keeps
   // the level's count. The newidle pull takes the least recently run task.
   table,
   // The kernel's: both balances test (newidle refusals never add to the

@@ -537,7 +537,7 @@ class Machine {
   // The balances' cache-hot test (taskplace::TaskHot), from costs_, one per
   // CacheHotModel: table (one cache_nice_tries for every level, SMT moves
   // tested too) and kernel (today's defaults).
-  taskplace::TaskHot<taskplace::task_hot::Classic> hot_table_;
+  taskplace::TaskHot<taskplace::task_hot::AllLevels2007> hot_table_;
   taskplace::TaskHot<> hot_kernel_;
   Placer placer_;
   Balancer balancer_;

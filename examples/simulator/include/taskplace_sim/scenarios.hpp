@@ -32,23 +32,23 @@
 namespace taskplace_sim {
 
 namespace cfg {
-// v3.10 (seed 000's base): every wake-up considers the pull, 2013 search.
+// v3.10 (Wang 2013's base): every wake-up considers the pull, 2013 search.
 struct Base2013 : taskplace::DefaultWakeTraits {
-  using Flips = taskplace::FlipCounter<taskplace::WipeDecay>;
-  using Wide = taskplace::NeverWide;
+  using Flips = taskplace::FlipCounter<taskplace::flip_decay::Wipe2013>;
+  using Wide = taskplace::wide::Never;
   using Search = SiblingSearch2013;
 };
-// v3.12 (seed 000's smart): Wang's one-sided rule on the same kernel.
+// v3.12 (Wang 2013's smart): Wang's one-sided rule on the same kernel.
 struct Smart2013 : Base2013 {
-  using Wide = taskplace::WideDetector<taskplace::Wang2013>;
+  using Wide = taskplace::WideDetector<taskplace::wide::OneSided2013>;
 };
-// Seed 004's experiment: the wide rule without the `lo >= factor` test.
+// Fleming 2017's experiment: the wide rule without the `lo >= factor` test.
 struct MasterOnly : taskplace::DefaultWakeTraits {
-  using Wide = taskplace::WideDetector<taskplace::MasterOnly2017>;
+  using Wide = taskplace::WideDetector<taskplace::wide::MasterOnly2017>;
 };
 // Today's newidle with the 2013 unconditional decay.
 struct CurrentEverySecond : taskplace::DefaultNewidleTraits {
-  using Schedule = taskplace::DecayEverySecond;
+  using Schedule = taskplace::cost_decay::EverySecond2014;
 };
 // Balance traits `B` as the kernels before v3.16 ran them: a newly idle
 // CPU balances whether or not any CPU has a task to give. Every policy set
@@ -223,7 +223,7 @@ inline Table pgbench(Options o) {
   // The source's 22 MB change at 16-32 clients: +19.8, +25.9, +25.7%, mean +23.8%.
   t.verdict = detail::verdict(gains, 1.238, 0.03, lows);
   t.summaries.push_back({"Wang 2013 pgbench", t.seed_headline, t.sim_headline, t.verdict});
-  t.notes.push_back("base-3.10 = NeverWide + WakeAffine + the v3.10 idle-sibling search (SiblingSearch2013); smart-3.12 = the same with the Wang2013 wide rule");
+  t.notes.push_back("base-3.10 = wide::Never + WakeAffine + the v3.10 idle-sibling search (SiblingSearch2013); smart-3.12 = the same with the wide::OneSided2013 wide rule");
   return t;
 }
 
@@ -273,12 +273,12 @@ inline Table pgbench_2008(Options o) {
   return t;
 }
 
-// --- pgbench 2008 sync (seed 001): the avg_overlap rule on the Q6600 ---------
+// --- pgbench 2008 sync (Smith 2008): the avg_overlap rule on the Q6600 ---------
 // Greg Smith's Q6600 table of May 26 2008 (stock 2.6.26-git, and the same
 // with SYNC_WAKEUPS off, sched_features 863) and Mike Galbraith's numbers
 // with his fix (default features, 2.6.26-smp, his own machine): the 2008
 // wake_affine() whose sync pull is gated by the tasks' average overlap, in
-// its three forms (traits::Linux2008 with sync2008::Unchecked, Balanced,
+// its three forms (traits::Linux2008 with sync_affine::Unchecked2008, Balanced,
 // Ignored).
 inline Table pgbench_2008_sync(Options o) {
   using namespace std::chrono_literals;
@@ -294,15 +294,15 @@ inline Table pgbench_2008_sync(Options o) {
       {"11414", "28651", "29157"}, {"11332", "25776", "28392"}, {"10743", "21772", "26590"},
       {"10406", "20600", "24422"}, {"10534", "19949", "23305"}};
   const Nanoseconds warm = o.quick ? 20ms : 50ms, meas = o.quick ? 80ms : 300ms;
-  namespace s8 = taskplace::sync2008;
+  namespace s8 = taskplace::sync_affine;
   using B = cfg::Before2014<>;
   for (std::size_t i = 0; i < clients.size(); ++i) {
     const auto n = clients[i];
     const auto s = detail::mix(o.seed, n);
     std::vector<double> row;
-    row.push_back(detail::simulate<taskplace::traits::Linux2008<s8::Unchecked>, B>(ms, workloads::pgbench(n, cpus), warm, meas, s, o, t).throughput);
-    row.push_back(detail::simulate<taskplace::traits::Linux2008<s8::Balanced>, B>(ms, workloads::pgbench(n, cpus), warm, meas, s, o, t).throughput);
-    row.push_back(detail::simulate<taskplace::traits::Linux2008<s8::Ignored>, B>(ms, workloads::pgbench(n, cpus), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<taskplace::traits::Linux2008<s8::Unchecked2008>, B>(ms, workloads::pgbench(n, cpus), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<taskplace::traits::Linux2008<s8::Balanced2008>, B>(ms, workloads::pgbench(n, cpus), warm, meas, s, o, t).throughput);
+    row.push_back(detail::simulate<taskplace::traits::Linux2008<s8::Ignored2008>, B>(ms, workloads::pgbench(n, cpus), warm, meas, s, o, t).throughput);
     t.x.push_back(std::to_string(n));
     t.v.push_back(row);
     t.seed.push_back(seed[i]);
@@ -326,7 +326,7 @@ inline Table pgbench_2008_sync(Options o) {
   const bool mid_ok = fix_mid >= 0.37 / 2 && fix_mid <= 1.0 - 0.30 / 2;
   t.verdict = dir ? (size ? "reproduced (direction and size)" : "direction only")
                   : (mid_ok ? "partly reproduced (4-10 clients only)" : "not reproduced");
-  t.notes.push_back("seed columns: .26.git = stock 2.6.26-git (unchecked rule), f=863 = SYNC_WAKEUPS off, both Greg Smith's Q6600; fix (Mike) = Mike Galbraith's patch (sync2008::Balanced) with default features on his own machine, not Greg's Q6600");
+  t.notes.push_back("seed columns: .26.git = stock 2.6.26-git (unchecked rule), f=863 = SYNC_WAKEUPS off, both Greg Smith's Q6600; fix (Mike) = Mike Galbraith's patch (sync_affine::Balanced2008) with default features on his own machine, not Greg's Q6600");
   return t;
 }
 
@@ -374,7 +374,7 @@ inline Table pipe(Options o) {
 
 // --- hackbench (Fleming 2017): 1 group of 20+20, ~1 s runs ---------------------
 // Fleming's hack (master-only) against the wake_wide() of the kernel he
-// patched (Symmetric2015); batches of runs, each run a seed.
+// patched (wide::Symmetric2015); batches of runs, each run a seed.
 inline Table hackbench(Options o) {
   using namespace std::chrono_literals;
   const MachineSpec ms = detail::machine_or(o, "fleming2017");
@@ -472,12 +472,12 @@ inline Table aim7(Options o) {
       // overload gate of v3.16: they balance on every newly idle CPU.
       row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::NoLimit>>>(ms, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
       row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::Gate2009>>>(ms, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
-      row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::PerLevel2013>>>(ms, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
-      row.push_back(detail::simulate<C, taskplace::traits::Balance<ni::Current>>(ms, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
+      row.push_back(detail::simulate<C, cfg::Before2014<taskplace::traits::Balance<ni::PerLevel2014>>>(ms, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
+      row.push_back(detail::simulate<C, taskplace::traits::Balance<ni::StampGuard2026>>(ms, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
       row.push_back(detail::simulate<C, taskplace::traits::Balance<cfg::CurrentEverySecond>>(ms, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
       // Today's kernel: the current cost tracking plus the success-rate
       // dice of v6.18/v7.0 (NewidleSuccessRate); not in the source.
-      row.push_back(detail::simulate<C, taskplace::traits::BalanceKernel2026>(ms, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
+      row.push_back(detail::simulate<C, taskplace::traits::BalanceLinux2026>(ms, workloads::aim7(n, cpus), warm, meas, s, o, t).throughput);
       for (std::size_t c = 0; c < 6; ++c) t.v[i][c] += row[c] / seeds;
       if (n >= 1100) {
         hi_a += row[1];
@@ -526,7 +526,7 @@ inline Table netperf(Options o) {
       const auto s = detail::mix(o.seed + k * 1000, n);
       std::vector<double> row;
       row.push_back(detail::simulate<taskplace::traits::Current>(ms, workloads::netperf(n, cpus), warm, meas, s, o, t).throughput);
-      row.push_back(detail::simulate<taskplace::traits::CacheHot<sc::Rfc2023>>(ms, workloads::netperf(n, cpus), warm, meas, s, o, t).throughput);
+      row.push_back(detail::simulate<taskplace::traits::CacheHot<sc::EverySleep2023>>(ms, workloads::netperf(n, cpus), warm, meas, s, o, t).throughput);
       for (std::size_t c = 0; c < 2; ++c) t.v[i][c] += row[c] / seeds;
       gain[i].push_back(row[1] / row[0]);
     }
@@ -563,8 +563,8 @@ inline Table mixed(Options o) {
   namespace sc = taskplace::sis_cache;
   const auto s = detail::mix(o.seed, 1);
   const Report a = detail::simulate<taskplace::traits::Current>(ms, workloads::mixed(cpus), warm, meas, s, o, t);
-  const Report b = detail::simulate<taskplace::traits::CacheHot<sc::V1>>(ms, workloads::mixed(cpus), warm, meas, s, o, t);
-  const Report c = detail::simulate<taskplace::traits::CacheHot<sc::V2>>(ms, workloads::mixed(cpus), warm, meas, s, o, t);
+  const Report b = detail::simulate<taskplace::traits::CacheHot<sc::ShortSleeps2023>>(ms, workloads::mixed(cpus), warm, meas, s, o, t);
+  const Report c = detail::simulate<taskplace::traits::CacheHot<sc::HalveLong2023>>(ms, workloads::mixed(cpus), warm, meas, s, o, t);
   auto per_s = [](const Report& r, Nanoseconds d) {
     return static_cast<double>(d.count()) / 1e6 / (static_cast<double>(r.measured.count()) / 1e9);
   };

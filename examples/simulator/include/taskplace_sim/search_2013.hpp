@@ -1,5 +1,5 @@
 // taskplace_sim/search_2013.hpp: the idle-sibling search of the v3.10
-// kernel that seed 000 measured against, as a Search policy for the
+// kernel that Wang 2013 measured against, as a Search policy for the
 // library's WakePlacer (an example of a user-written policy).
 //
 // Kernel analogue: select_idle_sibling() of v3.9-v4.8 (the v3.9 form, after
