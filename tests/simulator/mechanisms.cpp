@@ -308,3 +308,18 @@ TEST_CASE("a fixed run replays to the same digest on every compiler and platform
   INFO(text);
   CHECK(std::to_string(h) == "10418683685824416477");
 }
+
+TEST_CASE("starve.c: a signalling child's signals coalesce while its parent is on its way", "[simulator][mechanisms]") {
+  // Smith 2008's starve.c on two CPUs: the child signals every 1 us (plus
+  // its wake path when the signal wakes the parent); the parent needs 4 us
+  // to be woken on the other CPU, 1 us to handle a signal: most signals
+  // find one pending. Every signal is either handled or coalesced.
+  const UniformTopology two{1, 1, 2, 1};
+  Costs c;
+  c.noise_pct = 0;
+  M<taskplace::traits::PrevCpu> m{two, workloads::starve(2), c};
+  const Report r = m.run(Nanoseconds{0}, 10ms);
+  CHECK(r.completions > 100);
+  CHECK(r.signals_coalesced > r.completions);
+  CHECK(m.check_invariants().empty());
+}
