@@ -309,17 +309,23 @@ TEST_CASE("a fixed run replays to the same digest on every compiler and platform
   CHECK(std::to_string(h) == "10418683685824416477");
 }
 
-TEST_CASE("starve.c: a signalling child's signals coalesce while its parent is on its way", "[simulator][mechanisms]") {
+TEST_CASE("starve.c: a signalling child and a parent slower than it, whose signals coalesce", "[simulator][mechanisms]") {
   // Smith 2008's starve.c on two CPUs: the child signals every 1 us (plus
-  // its wake path when the signal wakes the parent); the parent needs 4 us
-  // to be woken on the other CPU, 1 us to handle a signal: most signals
-  // find one pending. Every signal is either handled or coalesced.
+  // its wake path when a signal wakes the parent), the parent handles one
+  // in 1 us: it keeps up, finding one pending at nearly every look.
   const UniformTopology two{1, 1, 2, 1};
   Costs c;
   c.noise_pct = 0;
   M<taskplace::traits::PrevCpu> m{two, workloads::starve(2), c};
   const Report r = m.run(Nanoseconds{0}, 10ms);
-  CHECK(r.completions > 100);
-  CHECK(r.signals_coalesced > r.completions);
+  CHECK(r.completions > 5000);
   CHECK(m.check_invariants().empty());
+  // A parent three times slower than the child: two signals of three
+  // arrive while one is pending and coalesce.
+  Workload w = workloads::starve(2);
+  w.tasks[0].program[1] = Step::compute(3us);
+  M<taskplace::traits::PrevCpu> slow{two, w, c};
+  const Report rs = slow.run(Nanoseconds{0}, 10ms);
+  CHECK(rs.signals_coalesced > rs.completions);
+  CHECK(rs.completions > 2000);
 }
