@@ -14,6 +14,7 @@ TP_APT_PACKAGES=(
   libboost-test-dev libboost-fiber-dev libboost-context-dev libboost-system-dev
   librange-v3-dev libhwloc-dev hwloc libtbb-dev
   valgrind
+  gnuplot-nox
 )
 # Only `scripts/bench kernel-pipe` and `kernel-hackbench` use these: perf
 # (its `bench sched pipe` and `bench sched messaging`, and `stat`) and
