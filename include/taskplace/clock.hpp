@@ -22,9 +22,9 @@
 
 namespace taskplace {
 
-// std::chrono::steady_clock in nanoseconds: CLOCK_MONOTONIC, 20-30 ns a
-// read through the vDSO (28 ns on a kvm-clock guest; TscClock, in
-// taskplace/tsc_clock.hpp, reads the same time for 11).
+// std::chrono::steady_clock in nanoseconds: CLOCK_MONOTONIC, read through
+// the vDSO; TscClock (taskplace/tsc_clock.hpp) reads the same time for
+// less (what each read costs: docs/benchmarks.md, "Clock reads").
 struct SteadyClock {
   Nanoseconds now() const noexcept {
     return std::chrono::duration_cast<Nanoseconds>(

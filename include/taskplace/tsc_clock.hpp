@@ -81,10 +81,11 @@ inline TscSample tsc_sample() noexcept {
 // reads steady_clock instead; uses_tsc() says which.
 //
 // Why: a worker loop that stamps every task it runs reads the clock once or
-// twice a task. On a KVM guest (AMD EPYC) whose clocksource is kvm-clock,
-// a steady_clock read (vDSO, pvclock) costs about 28 ns and a raw RDTSC
-// about 11 ns; TscClock::now() is the RDTSC plus a multiply and a shift,
-// and costs the same 11 ns (10^7 reads back to back, -O2).
+// twice a task. On a KVM guest whose clocksource is kvm-clock a
+// steady_clock read goes through the vDSO's pvclock page, a raw RDTSC
+// does not; TscClock::now() is the RDTSC plus a multiply and a shift, and
+// costs about what the RDTSC costs (docs/benchmarks.md, "Clock reads":
+// BM_clock_steady against BM_clock_tsc).
 //
 // When it uses the TSC: x86-64 with an invariant TSC (CPUID 0x80000007 EDX
 // bit 8), and a calibration that passes its sanity checks (a rate between
