@@ -14,6 +14,7 @@ TP_APT_PACKAGES=(
   libboost-test-dev libboost-fiber-dev libboost-context-dev libboost-system-dev
   librange-v3-dev libhwloc-dev hwloc libtbb-dev
   valgrind
+  gnuplot-nox
 )
 # Only `scripts/bench kernel-pipe` and `kernel-hackbench` use these: perf
 # (its `bench sched pipe` and `bench sched messaging`, and `stat`) and
@@ -35,8 +36,11 @@ tp_jobs() { nproc 2>/dev/null || echo 2; }
 
 # Installs the packages named (default: TP_APT_PACKAGES) that dpkg does not
 # report as installed: one `apt-get update`, then one install. Needs root
-# (or sudo) only when something is missing.
-# shellcheck disable=SC2120  # scripts/bench passes packages; test and demo do not
+# (or sudo) only when something is missing. Every message, apt-get's
+# included, goes to stderr: a caller may capture stdout (`$(...)`) and get
+# nothing from here. Fails with one line naming the missing packages when
+# they cannot be installed.
+# shellcheck disable=SC2120  # only scripts/bench kernel-* passes packages
 tp_ensure_packages() {
   local missing=() pkg want=("$@")
   [ "$#" -gt 0 ] || want=("${TP_APT_PACKAGES[@]}")
@@ -49,16 +53,20 @@ tp_ensure_packages() {
     return 0
   fi
   tp_log "installing missing packages: ${missing[*]}"
-  local sudo=()
+  # sudo resets the environment: DEBIAN_FRONTEND goes through env(1).
+  local sudo=() rc=0
   if [ "$(id -u)" -ne 0 ]; then
     command -v sudo >/dev/null 2>&1 ||
-      tp_die "not root and no sudo: install these packages first: ${missing[*]}"
+      tp_die "not root and no sudo to install the missing packages; as root, run: apt-get install ${missing[*]}"
     sudo=(sudo)
   fi
-  "${sudo[@]}" apt-get update ||
-    tp_die "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends \
-    "${missing[@]}" || tp_die "apt-get install failed for: ${missing[*]}"
+  "${sudo[@]}" apt-get update >&2 || rc=$?
+  [ "$rc" -eq 0 ] ||
+    tp_die "apt-get update failed (exit $rc), so these are not installed: ${missing[*]}"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+    "${missing[@]}" >&2 || rc=$?
+  [ "$rc" -eq 0 ] ||
+    tp_die "apt-get install failed (exit $rc) for: ${missing[*]}"
 }
 
 # Ninja when installed, Unix Makefiles otherwise.
@@ -73,7 +81,7 @@ tp_generator() {
 # tp_configure <build-dir> <c++ compiler> <extra cache args...>
 # Configures the repository into <build-dir> (Debug unless an argument says
 # otherwise). A build dir made by another generator or compiler is wiped
-# first.
+# first. CMake's messages go to stderr.
 tp_configure() {
   local dir="$1" cxx="$2"
   shift 2
@@ -96,12 +104,13 @@ tp_configure() {
     rm -rf "$dir"
   fi
   cmake -S "$root" -B "$dir" -G "$gen" \
-    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER="$cxx" "$@"
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER="$cxx" "$@" >&2
 }
 
 # tp_build <build-dir> [targets...]: builds with every core, going on past
 # a failed target so that the others are still built (their tests still
-# run); returns non-zero when anything failed.
+# run); returns non-zero when anything failed. The build's messages go to
+# stderr.
 tp_build() {
   local dir="$1"
   shift
@@ -112,7 +121,7 @@ tp_build() {
   if grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$dir/CMakeCache.txt" 2>/dev/null; then
     keep_going=(-k 0)
   fi
-  cmake --build "$dir" -j "$(tp_jobs)" "${targets[@]}" -- "${keep_going[@]}"
+  cmake --build "$dir" -j "$(tp_jobs)" "${targets[@]}" -- "${keep_going[@]}" >&2
 }
 
 # tp_ctest_count <build-dir> <ctest selection args...>: how many tests the
@@ -135,50 +144,71 @@ tp_ctest_names() {
 TP_CTEST_WRAP=()
 
 # tp_ctest <build-dir> <log> <ctest args...>: runs ctest in parallel with
-# output on failure, tees its output to <log>; returns ctest's status.
+# output on failure, tees its output to <log> and writes its results as
+# JUnit XML to <log>.xml (ctest --output-junit, CMake 3.21); returns
+# ctest's status.
 tp_ctest() {
   local dir="$1" log="$2"
   shift 2
-  (cd "$dir" && "${TP_CTEST_WRAP[@]}" ctest --output-on-failure -j "$(tp_jobs)" "$@") 2>&1 |
-    tee "$log"
+  rm -f "$log.xml"
+  (cd "$dir" && "${TP_CTEST_WRAP[@]}" ctest --output-on-failure -j "$(tp_jobs)" \
+    --output-junit "$log.xml" "$@") 2>&1 | tee "$log"
   return "${PIPESTATUS[0]}"
 }
 
-# tp_ctest_totals <log>: prints "<passed> <failed>" from ctest's
-# "NN% tests passed, F tests failed out of N" line ("0 0" when absent).
+# tp_ctest_totals <junit.xml>: prints "<passed> <failed> <skipped>" from
+# ctest's JUnit results ("0 0 0" when the file is absent or unreadable).
+# Counted as ctest counts them: a test that ran and passed, or that skipped
+# itself (SKIP_RETURN_CODE, SKIP_REGULAR_EXPRESSION), passed; one that
+# failed, timed out or could not run (no executable, a failed fixture)
+# failed; a disabled test is neither.
 tp_ctest_totals() {
-  local line total failed
-  line="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$1" | tail -n 1 || true)"
-  if [ -z "$line" ]; then
-    echo "0 0"
-    return 0
-  fi
-  failed="$(sed -E 's/^[0-9]+% tests passed, ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")"
-  total="$(sed -E 's/^[0-9]+% tests passed, ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")"
-  echo "$((total - failed)) $failed"
+  python3 - "$1" <<'EOF'
+import sys
+import xml.etree.ElementTree as ET
+try:
+    cases = list(ET.parse(sys.argv[1]).getroot().iter("testcase"))
+except (OSError, ET.ParseError):
+    cases = []
+passed = failed = skipped = 0
+for case in cases:
+    status = case.get("status")
+    skip = case.find("skipped")
+    if status == "run":
+        passed += 1
+    elif status == "notrun" and skip is not None and skip.get("message", "").startswith("SKIP_"):
+        passed += 1
+        skipped += 1
+    elif status != "disabled":
+        failed += 1
+print(passed, failed, skipped)
+EOF
 }
 
 # tp_build_demo <build-dir> <c++ compiler> <extra cache args...>: installs
 # what is missing, configures <build-dir> with the examples on (Debug
 # unless an argument says otherwise), builds the example program
-# `taskplace_demo` and prints the path of its executable. Build output
-# goes to stderr.
+# `taskplace_demo` and prints the path of its executable: the one line on
+# stdout, so that `demo="$(tp_build_demo ...)"` captures only the path.
+# Every message of the install, configure and build steps goes to stderr.
 tp_build_demo() {
   local dir="$1" cxx="$2"
   shift 2
-  tp_ensure_packages
-  tp_configure "$dir" "$cxx" -DTASKPLACE_BUILD_EXAMPLES=ON "$@" >&2 ||
-    tp_die "configure of $dir failed"
-  # Both generators list their targets under `help`: Ninja as `name: phony`,
-  # Makefiles as `... name`. The list is read whole before it is searched:
-  # `grep -q` stops at the first match, and under pipefail the SIGPIPE that
-  # a long list then gets would read as "no such target".
-  local targets
-  targets="$(cmake --build "$dir" --target help 2>/dev/null || true)"
-  if ! grep -Eq '(^|[ .])taskplace_demo(:|$| )' <<<"$targets"; then
-    tp_die "no target named taskplace_demo: it is defined by examples/ (is examples/CMakeLists.txt adding it?)"
-  fi
-  tp_build "$dir" taskplace_demo >&2 || tp_die "build of taskplace_demo failed"
+  {
+    tp_ensure_packages
+    tp_configure "$dir" "$cxx" -DTASKPLACE_BUILD_EXAMPLES=ON "$@" ||
+      tp_die "configure of $dir failed"
+    # Both generators list their targets under `help`: Ninja as `name: phony`,
+    # Makefiles as `... name`. The list is read whole before it is searched:
+    # `grep -q` stops at the first match, and under pipefail the SIGPIPE that
+    # a long list then gets would read as "no such target".
+    local targets
+    targets="$(cmake --build "$dir" --target help 2>/dev/null || true)"
+    if ! grep -Eq '(^|[ .])taskplace_demo(:|$| )' <<<"$targets"; then
+      tp_die "no target named taskplace_demo: it is defined by examples/ (is examples/CMakeLists.txt adding it?)"
+    fi
+    tp_build "$dir" taskplace_demo || tp_die "build of taskplace_demo failed"
+  } >&2
   local demo
   demo="$(find "$dir" -type f -name taskplace_demo -perm -u+x -print -quit)"
   [ -n "$demo" ] || tp_die "taskplace_demo was built but its executable is not under $dir"

@@ -9,8 +9,10 @@
 // "... hot": the taskplace algorithm with Group::cache_hot_steals on.
 // "... spin": with Group::idle_spin = 20 us, the example pool's
 // spin_before_park (an idle worker polls before it blocks on its futex).
-// Prints: RESULT workload runtime workers clients seconds ops/s p50_us p99_us
-//         migrations steals placed_remote   (-1: the runtime does not say)
+// Prints one line of named fields (bench/results.hpp), e.g.
+//   RESULT workload=pipe runtime="Current hot" workers=2 clients=8 seconds=0.0312
+//          ops_per_s=1602564.1 p50_us=0.41 p99_us=0.93 migrations=3 steals=2 placed_remote=0
+// (migrations, steals, placed_remote empty: the runtime does not say).
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -19,11 +21,13 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <boost/fiber/all.hpp>
 
 #include "fiber_workloads.hpp"
+#include "results.hpp"
 #include "taskplace_fiber/algorithm.hpp"
 #include "taskplace_fiber/run.hpp"
 
@@ -112,10 +116,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto r = workloads::finish(workload, runtime, result.elapsed_ns, result.ops, log);
-  std::printf("RESULT %s %s %u %u %.4f %.1f %.2f %.2f %lld %lld %lld\n", workload.c_str(), runtime.c_str(),
-              workers, sizes.pgbench_clients, r.seconds, r.throughput, r.p50_us, r.p99_us,
-              static_cast<long long>(c.migrations), static_cast<long long>(c.steals),
-              static_cast<long long>(c.placed_remote));
+  bench_results::Record out;
+  out.set("workload", workload).set("runtime", runtime).set("workers", workers);
+  out.set("clients", sizes.pgbench_clients).set("seconds", r.seconds, 4).set("ops_per_s", r.throughput, 1);
+  out.set("p50_us", r.p50_us, 2).set("p99_us", r.p99_us, 2);
+  auto count = [&](const char* key, std::int64_t v) { v >= 0 ? out.set(key, v) : out.set_missing(key); };
+  count("migrations", c.migrations);
+  count("steals", c.steals);
+  count("placed_remote", c.placed_remote);
+  std::printf("%s\n", out.line("RESULT").c_str());
   std::fflush(stdout);
   std::_Exit(0);  // work_stealing's static schedulers are never torn down cleanly
 }

@@ -4,13 +4,18 @@
 //   (a) FlipCounter::record + WideDetector::wide with LlcFactor on a
 //       UniformTopology (the first two steps of every wake-up);
 //   (b) one newidle gate decision: should_balance + may_visit_level;
-//   (c) one reservation check: CacheHotReservation::reserved_against.
+//   (c) one reservation check: CacheHotReservation::reserved_against;
+//   and a clock read: SteadyClock against TscClock (no baseline).
 //
 //   scripts/bench micro        # builds, runs with repetitions, prints ratios
 //   build-bench/bench/micro/taskplace_bench_policies --benchmark_filter=flip
 #include <benchmark/benchmark.h>
 
 #include "cases.hpp"
+#if __has_include("taskplace/tsc_clock.hpp")
+#include "taskplace/tsc_clock.hpp"
+#endif
+#include "taskplace/clock.hpp"
 
 namespace {
 
@@ -112,6 +117,24 @@ void BM_reservation_baseline(benchmark::State& st) {
 }
 BENCHMARK(BM_reservation_baseline);
 #endif
+
+// A clock read as the pool's workers, the Boost.Fiber algorithm and the
+// workloads' latency stamps take it: steady_clock (SteadyClock) against the
+// process's TscClock (the TSC where it is invariant, steady_clock elsewhere).
+void BM_clock_steady(benchmark::State& st) {
+  const taskplace::SteadyClock clock;
+  for (auto _ : st) benchmark::DoNotOptimize(clock.now());
+  st.SetItemsProcessed(st.iterations());
+}
+BENCHMARK(BM_clock_steady);
+
+void BM_clock_tsc(benchmark::State& st) {
+  const taskplace::TscClock& clock = taskplace::TscClock::process();
+  st.counters["tsc"] = clock.uses_tsc() ? 1 : 0;
+  for (auto _ : st) benchmark::DoNotOptimize(clock.now());
+  st.SetItemsProcessed(st.iterations());
+}
+BENCHMARK(BM_clock_tsc);
 
 }  // namespace
 

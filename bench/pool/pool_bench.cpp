@@ -9,7 +9,11 @@
 // each Boost.Fiber run is a child process (this program, `--fiber-child`).
 //
 //   taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD] [--pipe-rounds N]
-//                        [--hackbench-loops N] [--runtime NAME]... [--counters]
+//                        [--hackbench-loops N] [--runtime NAME]... [--counters] [--csv FILE]
+//
+// --csv FILE writes one row per run (bench/results.hpp; the columns are
+// listed at `csv_columns` and in docs/benchmarks.md), which scripts/bench
+// keeps and scripts/plots turns into the docs' table and plots.
 //
 // --runtime runs Current (the baseline of every ratio) and the named
 // configurations or peers only, e.g. `--runtime AlwaysAffine` for an A/B
@@ -41,11 +45,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "results.hpp"
 #include "taskplace/topology/uniform.hpp"
 #include "taskplace_pool/pool.hpp"
 #include "workloads/continuation_workloads.hpp"
@@ -190,7 +196,8 @@ std::string sizes_args(const workloads::Sizes& s) {
 }
 
 #if TASKPLACE_BENCH_FIBER
-// The child: one Boost.Fiber run, one line "FIBER seconds ops p50 p99".
+// The child: one Boost.Fiber run, one line "FIBER seconds=... ops=...
+// p50_us=... p99_us=..." (bench_results::Record::line), read back by key.
 int fiber_child(int argc, char** argv) {
   if (argc < 14) return 2;
   const std::string algo = argv[2], w = argv[3];
@@ -217,7 +224,9 @@ int fiber_child(int argc, char** argv) {
     std::_Exit(1);
   }
   auto r = workloads::finish(w, algo, result.elapsed_ns, result.ops, log);
-  std::printf("FIBER %.6f %" PRIu64 " %.3f %.3f\n", r.seconds, r.ops, r.p50_us, r.p99_us);
+  bench_results::Record out;
+  out.set("seconds", r.seconds, 6).set("ops", r.ops).set("p50_us", r.p50_us, 3).set("p99_us", r.p99_us, 3);
+  std::printf("%s\n", out.line("FIBER").c_str());
   std::fflush(stdout);
   std::_Exit(0);  // work_stealing's static schedulers are never torn down cleanly
 }
@@ -227,21 +236,26 @@ Run fiber_runner(const std::string& self, const std::string& algo, const std::st
     const std::string cmd = "'" + self + "' --fiber-child " + algo + " " + w + " " + sizes_args(s);
     FILE* p = ::popen(cmd.c_str(), "r");
     if (p == nullptr) throw std::runtime_error("popen failed");
-    char line[256] = {};
-    double sec = 0, p50 = 0, p99 = 0;
-    std::uint64_t ops = 0;
-    bool ok = false;
+    char line[512] = {};
+    std::optional<bench_results::Record> got;
     while (std::fgets(line, sizeof line, p) != nullptr)
-      if (std::sscanf(line, "FIBER %lf %" SCNu64 " %lf %lf", &sec, &ops, &p50, &p99) == 4) ok = true;
-    if (::pclose(p) != 0 || !ok) throw std::runtime_error(w + " on " + name + ": the child run failed");
+      if (auto rec = bench_results::parse_line(line, "FIBER")) got = std::move(rec);
+    if (::pclose(p) != 0 || !got) throw std::runtime_error(w + " on " + name + ": the child run failed");
+    // Every field the child must report, by name.
+    auto field = [&](const char* key) -> const std::string& {
+      const std::string* v = got->get(key);
+      if (v == nullptr || v->empty())
+        throw std::runtime_error(w + " on " + name + ": the child reported no " + key);
+      return *v;
+    };
     workloads::Result r;
     r.workload = w;
     r.runtime = name;
-    r.seconds = sec;
-    r.ops = ops;
-    r.throughput = sec > 0 ? static_cast<double>(ops) / sec : 0;
-    r.p50_us = p50;
-    r.p99_us = p99;
+    r.seconds = std::stod(field("seconds"));
+    r.ops = std::stoull(field("ops"));
+    r.throughput = r.seconds > 0 ? static_cast<double>(r.ops) / r.seconds : 0;
+    r.p50_us = std::stod(field("p50_us"));
+    r.p99_us = std::stod(field("p99_us"));
     r.migrations = no_count;
     return r;
   };
@@ -309,7 +323,7 @@ int main(int argc, char** argv) {
 #endif
   int reps = 3;
   bool quick = false, counters = false;
-  std::string only;
+  std::string only, csv_path;
   std::vector<std::string> runtimes;
   std::uint32_t pipe_rounds = 100'000, hackbench_loops = 200;
   // A mistyped option or value is an error (exit 2), not a run of
@@ -318,7 +332,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "taskplace_pool_bench: %s\n"
                  "usage: taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD] [--pipe-rounds N]\n"
-                 "                            [--hackbench-loops N] [--runtime NAME]... [--counters]\n"
+                 "                            [--hackbench-loops N] [--runtime NAME]... [--counters] [--csv FILE]\n"
                  "  WORKLOAD: pipe, pgbench, pgbench/C (C in 1 2 4 8 16 32), hackbench, udp_rr\n"
                  "  NAME: a row's runtime column, e.g. AlwaysAffine, \"Current hand-off\", oneTBB\n",
                  why.c_str());
@@ -344,6 +358,9 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--runtime")) {
       if (i + 1 >= argc) usage("--runtime needs a name");
       runtimes.emplace_back(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--csv")) {
+      if (i + 1 >= argc) usage("--csv needs a file name");
+      csv_path = argv[++i];
     } else if (!std::strcmp(argv[i], "--pipe-rounds")) pipe_rounds = count(i, "--pipe-rounds");
     else if (!std::strcmp(argv[i], "--hackbench-loops")) hackbench_loops = count(i, "--hackbench-loops");
     else usage(std::string("unknown argument '") + argv[i] + "'");
@@ -444,6 +461,14 @@ int main(int argc, char** argv) {
   }
 
   const double line = line_round_trip_ns();  // before the runs, on the idle machine
+  // One row per run; an empty cell where a runtime does not count
+  // something. vs_current: this run's ops/s over Current's in the same
+  // repetition (the table's "vs Current" is their median). crossing_ns: the
+  // line round trip above, the same on every row.
+  static const std::vector<std::string> csv_columns = {
+      "workload", "runtime", "rep", "seconds", "ops", "ops_per_s", "vs_current", "p50_us", "p99_us",
+      "migrations", "affine_pct", "steal_attempts", "skips", "crossing_ns"};
+  bench_results::Csv csv{csv_path, csv_columns};
   std::map<std::pair<std::string, std::string>, std::vector<workloads::Result>> results;
   std::map<std::pair<std::string, std::string>, std::vector<double>> ratios;
   for (int rep = 0; rep < reps; ++rep) {
@@ -454,6 +479,17 @@ int main(int argc, char** argv) {
         workloads::Result r = run(w, sizes);
         if (r.ops == 0) continue;
         if (name == "Current") current = r.throughput;
+        bench_results::Record row;
+        row.set("workload", label).set("runtime", name).set("rep", rep + 1).set("seconds", r.seconds, 6);
+        row.set("ops", r.ops).set("ops_per_s", r.throughput, 1);
+        if (current > 0) row.set("vs_current", r.throughput / current, 4);
+        row.set("p50_us", r.p50_us, 3).set("p99_us", r.p99_us, 3);
+        if (r.migrations != no_count) row.set("migrations", r.migrations);
+        if (r.affine_pct >= 0) row.set("affine_pct", r.affine_pct, 2);
+        if (r.steal_attempts >= 0) row.set("steal_attempts", r.steal_attempts);
+        if (r.skips >= 0) row.set("skips", r.skips);
+        if (line > 0) row.set("crossing_ns", line, 0);
+        csv.write(row);
         results[{label, name}].push_back(r);
         if (current > 0) ratios[{label, name}].push_back(r.throughput / current);
       }

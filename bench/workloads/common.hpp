@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "taskplace/clock.hpp"
+#include "taskplace/tsc_clock.hpp"
 
 namespace workloads {
 
@@ -35,8 +35,9 @@ using ns = std::chrono::nanoseconds;
 // The workloads' clock, for every runtime alike: latency stamps (two a
 // pipe round trip), busy work and the timer thread. The TSC where it is
 // invariant (taskplace::TscClock::process(), the pools' clock, steady_clock
-// to 0.1%), steady_clock elsewhere: a stamp costs 11 ns instead of 28 on a
-// kvm-clock guest, which is measurement overhead in every runtime's time.
+// to 0.1%), steady_clock elsewhere: a stamp is measurement overhead in
+// every runtime's time, and the TSC's is the smaller (docs/benchmarks.md,
+// "Clock reads").
 inline std::int64_t now_ns() noexcept { return taskplace::TscClock::process().now().count(); }
 
 // The sizes of one run of each workload.
@@ -58,8 +59,8 @@ struct Sizes {
 // Thread-safety: one writer; merge after the writers finished.
 // Reserve the count a run records before it starts: a log that grows in
 // the run copies itself and faults its new pages in between the messages
-// it times (the vector's growth and its page faults were a quarter of a
-// kept pipe round trip's profile), whatever the runtime.
+// it times (the vector's growth and its page faults showed in a kept
+// pipe round trip's profile), whatever the runtime.
 struct LatencyLog {
   std::vector<std::int64_t> v;
   // Effects: room for n more entries, its pages written once.

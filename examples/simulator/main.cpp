@@ -1,17 +1,20 @@
 // taskplace_demo: the simulator's command line.
 //
-// With no arguments: the pgbench scenario (Wang 2013), its table beside the
-// seed's numbers, and the plot in ./out/. See --help and
-// docs/simulator.md.
+// With no arguments: the pgbench scenario (Wang 2013), its table beside
+// the source's numbers, and its CSV in ./out/ (scripts/sim-plots draws
+// it). See --help and docs/simulator.md.
 //
-//   taskplace_demo                      # pgbench, table + out/pgbench.svg
+//   taskplace_demo                      # pgbench, table + out/pgbench.csv
 //   taskplace_demo --all --markdown     # every scenario, docs table
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -21,16 +24,23 @@ namespace {
 
 void usage(std::ostream& os) {
   os << "usage: taskplace_demo [options]\n"
-        "  (no options)        run the pgbench scenario, print it beside Wang 2013, write out/pgbench.svg\n"
+        "  (no options)        run the pgbench scenario, print it beside Wang 2013's numbers, write out/pgbench.csv\n"
         "  --all               run every scenario, with progress lines\n"
         "  --scenario NAME     run one scenario:";
   for (const auto& n : taskplace_sim::scenario_names()) os << " " << n;
   os << "\n"
         "  --seed N            random seed (default 1); same seed, same output\n"
+        "  --seeds N           random-stream seeds each verdict needs (default 3; --quick: at most 2)\n"
+        "  --machine M         the machine: a preset (see --list), a shape SxLxCxT[,smt_last|nested][,sncN][,llc=SIZE]\n"
+        "                      (sockets x LLCs per socket x cores per LLC x threads per core), or sysfs:DIR\n"
+        "                      (a sysfs tree holding cpu/ and node/); default: each scenario's source machine\n"
+        "  --list              print the scenarios and the machine presets, and exit\n"
+        "  --speed             run each scenario's workload at full load on the machine (default big4096)\n"
+        "                      for 20 ms of simulated time and print events per second\n"
         "  --csv               also print each table as CSV\n"
-        "  --markdown          print the 'seed measured / simulator shows' Markdown table at the end\n"
+        "  --markdown          print the 'source measured / simulator shows / verdict' Markdown table at the end\n"
         "  --trace FILE        write a Chrome/Perfetto trace (JSON) of the scenario's first run (20 ms window)\n"
-        "  --out DIR           where plots and CSV files go (default ./out)\n"
+        "  --out DIR           where the CSV files go (default ./out)\n"
         "  --quick             shorter runs (a smoke test)\n"
         "  --cache-hot MODEL   the balances' cache-hot test: table (default; the one the docs' table was\n"
         "                      measured with) or kernel (per-level tries, SMT exempt, newidle tests too)\n"
@@ -39,10 +49,26 @@ void usage(std::ostream& os) {
 
 }  // namespace
 
+// The process's CPU time, in seconds: the speed figures divide by it, so
+// other load on the machine does not count against the simulator.
+double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+// Effects: runs `name`'s full-load workload on `m` for `span` of simulated
+// time under today's policies. Returns: (events, CPU seconds), the
+// machine's construction excluded.
+std::pair<std::uint64_t, double> speed_run(const std::string& name, const taskplace_sim::MachineSpec& m,
+                                           taskplace::Nanoseconds span) {
+  using M = taskplace_sim::Machine<taskplace::TableTopology, taskplace::traits::Current>;
+  M machine{m.topology, taskplace_sim::full_load(name, m.topology.cpu_count(), 1), taskplace_sim::Costs{}, 1, m.hw};
+  const double t0 = cpu_seconds();
+  machine.run_until(span);
+  return {machine.report().events_all, cpu_seconds() - t0};
+}
+
 int main(int argc, char** argv) {
   std::vector<std::string> names;
   taskplace_sim::Options opt;
-  bool csv = false, markdown = false;
+  bool csv = false, markdown = false, list = false, speed = false;
   std::string out = "out", trace_file;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -68,6 +94,25 @@ int main(int argc, char** argv) {
         std::cerr << "taskplace_demo: --seed needs a number, got '" << v << "'\n";
         return 2;
       }
+    } else if (a == "--seeds") {
+      const std::string v = value();
+      if (v.empty() || v.size() > 3 || v.find_first_not_of("0123456789") != std::string::npos || std::stoul(v) == 0) {
+        std::cerr << "taskplace_demo: --seeds needs a number from 1 to 999, got '" << v << "'\n";
+        return 2;
+      }
+      opt.seeds = static_cast<std::uint32_t>(std::stoul(v));
+    } else if (a == "--machine") {
+      const std::string v = value();
+      try {
+        opt.machine = taskplace_sim::parse_machine(v);
+      } catch (const std::exception& e) {
+        std::cerr << "taskplace_demo: " << e.what() << "\n";
+        return 2;
+      }
+    } else if (a == "--list") {
+      list = true;
+    } else if (a == "--speed") {
+      speed = true;
     } else if (a == "--csv") {
       csv = true;
     } else if (a == "--markdown") {
@@ -93,6 +138,30 @@ int main(int argc, char** argv) {
       usage(std::cerr);
       return 2;
     }
+  }
+  if (list) {
+    std::cout << "scenarios (--scenario NAME; --all runs them all):\n";
+    for (const auto& [n, d] : taskplace_sim::scenario_descriptions()) std::cout << "  " << n << ": " << d << "\n";
+    std::cout << "machine presets (--machine NAME), each with its shape:\n";
+    for (const auto& p : taskplace_sim::machine_presets())
+      std::cout << "  " << p.name << " (" << p.shape << "): " << p.description << "\n";
+    std::cout << "shapes: --machine SOCKETSxLLCSxCORESxTHREADS[,smt_last|nested][,sncN][,llc=SIZE]; trees: --machine sysfs:DIR\n";
+    return 0;
+  }
+  if (speed) {
+    const taskplace_sim::MachineSpec m = opt.machine ? *opt.machine : taskplace_sim::parse_machine("big4096");
+    if (names.empty()) names = taskplace_sim::scenario_names();
+    std::printf("full-load speed on %s (%u CPUs), 20 ms simulated, today's policies:\n", m.name.c_str(),
+                m.topology.cpu_count());
+    std::printf("| scenario | events | CPU s | million events/s |\n|---|---|---|---|\n");
+    for (const auto& n : names) {
+      if (n == "pgbench-2008" || n == "pgbench-2008-sync") continue;  // pgbench's workload
+      const auto [events, cpu] = speed_run(n, m, taskplace::Nanoseconds{20'000'000});
+      std::printf("| %s | %llu | %.2f | %.2f |\n", n.c_str(), static_cast<unsigned long long>(events), cpu,
+                  static_cast<double>(events) / 1e6 / (cpu > 0 ? cpu : 1));
+      std::fflush(stdout);
+    }
+    return 0;
   }
   if (names.empty()) names.push_back("pgbench");
   for (const auto& n : names) {
@@ -124,29 +193,30 @@ int main(int argc, char** argv) {
       opt.trace = trace.get();
     }
     if (all) std::cerr << "[" << tables.size() + 1 << "/" << names.size() << "] " << n << "\n";
-    const auto t0 = std::chrono::steady_clock::now();
-    taskplace_sim::Table t = taskplace_sim::run_scenario(n, opt);
-    t.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double t0 = cpu_seconds();
+    taskplace_sim::Table t;
+    try {
+      t = taskplace_sim::run_scenario(n, opt);
+    } catch (const std::exception& e) {
+      std::cerr << "taskplace_demo: scenario " << n << ": " << e.what() << "\n";
+      return 1;
+    }
+    t.wall_seconds = cpu_seconds() - t0;
     opt.trace = nullptr;
     taskplace_sim::write_text(std::cout, t);
     if (csv) taskplace_sim::write_csv(std::cout, t);
     const std::string base = (std::filesystem::path(out) / t.name).string();
     {
-      std::ofstream f(base + ".svg");
-      taskplace_sim::write_svg(f, t);
-    }
-    {
       std::ofstream f(base + ".csv");
       taskplace_sim::write_csv(f, t);
     }
-    std::cout << "wrote " << base << ".svg and " << base << ".csv\n";
+    std::cout << "wrote " << base << ".csv (scripts/sim-plots draws it)\n";
     if (trace) {
       std::ofstream f(trace_file);
-      // The trace's CPU tracks: the largest machine any scenario uses.
-      trace->write(f, 224);
+      trace->write(f, opt.machine ? opt.machine->topology.cpu_count() : 224);
       std::cout << "wrote trace " << trace_file << " (" << trace->size() << " events)\n";
     }
-    std::printf("simulated %llu events in %.2f s wall: %.2f million events/s\n\n",
+    std::printf("simulated %llu events in %.2f s of CPU: %.2f million events/s\n\n",
                 static_cast<unsigned long long>(t.events), t.wall_seconds,
                 static_cast<double>(t.events) / 1e6 / (t.wall_seconds > 0 ? t.wall_seconds : 1));
     std::fflush(stdout);
@@ -155,12 +225,17 @@ int main(int argc, char** argv) {
     tables.push_back(std::move(t));
   }
   if (all)
-    std::printf("all scenarios: %llu events in %.1f s wall (%.2f million events/s)\n",
+    std::printf("all scenarios: %llu events in %.1f s of CPU (%.2f million events/s)\n",
                 static_cast<unsigned long long>(total_events), total_wall,
                 static_cast<double>(total_events) / 1e6 / (total_wall > 0 ? total_wall : 1));
   if (markdown) {
-    std::cout << "\n| scenario | seed measured | simulator shows | verdict |\n|---|---|---|---|\n";
+    std::cout << "\n| experiment | machine | source measured | simulator shows | verdict |\n|---|---|---|---|---|\n";
     for (const auto& t : tables) taskplace_sim::write_markdown_row(std::cout, t);
+    std::cout << "\n| scenario | machine | events | million events/s |\n|---|---|---|---|\n";
+    for (const auto& t : tables)
+      std::printf("| %s | %s | %llu | %.1f |\n", t.name.c_str(), t.machine.c_str(),
+                  static_cast<unsigned long long>(t.events),
+                  static_cast<double>(t.events) / 1e6 / (t.wall_seconds > 0 ? t.wall_seconds : 1));
   }
   return 0;
 }

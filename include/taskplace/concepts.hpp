@@ -10,11 +10,14 @@
 //   static_assert(taskplace::WideRule<MyRule>);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <ranges>
 #include <span>
+#include <type_traits>
 
 #include "taskplace/types.hpp"
 
@@ -151,7 +154,7 @@ concept FlipStorage =
 //   R3 f.flips(const state&) -> std::uint32_t: current flip count.
 //   I1 flips never wrap (they saturate at UINT32_MAX).
 template <class F>
-concept FlipPolicy = std::default_initializable<typename F::state> &&
+concept FlipPolicy = requires { typename F::state; } && std::default_initializable<typename F::state> &&
     requires(const F& f, typename F::state& s, const typename F::state& cs,
              TaskKey wakee, Nanoseconds now) {
   { f.record(s, wakee, now) } -> std::same_as<void>;
@@ -235,12 +238,15 @@ concept NewidleLevelBudget = requires(Nanoseconds a, Nanoseconds s, Nanoseconds 
 //      many calls.
 //   R4 a.record(state&, std::uint32_t level, bool pulled, std::uint32_t
 //      weight, Nanoseconds now): the outcome of a level roll() let through.
+//   R5 default-constructible and copy-constructible (the balancer holds one).
 //   I1 With a given seed, the answers are a function of the calls made.
 //   I2 No level is shut off for good: a level is tried now and then, also
 //      one that never finds work (so that it can be found to work again).
 //   testing::check_attempt_policy checks I1 and I2.
 template <class A>
 concept NewidleAttemptPolicy =
+    std::default_initializable<A> && std::copy_constructible<A> &&
+    requires { typename A::state; } &&
     std::default_initializable<typename A::state> && std::copyable<typename A::state> &&
     requires(const A& a, typename A::state& s, std::uint32_t n, Nanoseconds now, std::uint64_t seed, bool pulled) {
       { a.make_state(n, now, seed) } -> std::same_as<typename A::state>;
@@ -293,7 +299,7 @@ concept TaskHotRule = requires {
 //   R3 P::on_wake_other(s, now), P::on_sleep(s, now): noexcept
 //   R4 P::average(s) -> Nanoseconds; NoOverlap answers the largest duration
 template <class P>
-concept OverlapPolicy = std::default_initializable<typename P::state> &&
+concept OverlapPolicy = requires { typename P::state; } && std::default_initializable<typename P::state> &&
     requires(typename P::state& s, const typename P::state& cs, Nanoseconds now) {
       { P::enabled } -> std::convertible_to<bool>;
       { P::on_wake_other(s, now) } noexcept;
@@ -309,7 +315,7 @@ concept OverlapPolicy = std::default_initializable<typename P::state> &&
 //   R3 P::on_run(s, now), P::on_stop(s, now), P::on_sleep(s, now): noexcept
 //   R4 P::average(s) -> Nanoseconds; 0 means nothing measured (never short)
 template <class P>
-concept DurationPolicy = std::default_initializable<typename P::state> &&
+concept DurationPolicy = requires { typename P::state; } && std::default_initializable<typename P::state> &&
     requires(typename P::state& s, const typename P::state& cs, Nanoseconds now) {
       { P::enabled } -> std::convertible_to<bool>;
       { P::on_run(s, now) } noexcept;
@@ -370,24 +376,249 @@ concept MachineState = requires(const M& m, CpuId c) {
   { m.load(c) } -> std::convertible_to<std::uint64_t>;
 };
 
+// One concept per optional member, each on its own, so that a requirement
+// on one member (or on MachineState's) composes with the others.
+// O1: the LLC's utilisation, a percentage.
 template <class M>
 concept HasLlcUtilization = requires(const M& m, CpuId c) {
   { m.llc_utilization_pct(c) } -> std::convertible_to<std::uint32_t>;
 };
 
+// O2: the idle-core hint.
 template <class M>
 concept HasIdleCoreHint = requires(const M& m, CpuId c) {
   { m.has_idle_core(c) } -> std::convertible_to<bool>;
 };
 
+// O3: the reservation's per-CPU state; with R a ReservationPolicy, as that
+// policy's cpu_state (the placer passes it to R::reserved_against).
+template <class M, class R = void>
+concept HasReservationState = requires(const M& m, CpuId c) { m.reservation(c); } &&
+    (std::is_void_v<R> || requires(const M& m, CpuId c) {
+      { m.reservation(c) } -> std::convertible_to<const typename R::cpu_state&>;
+    });
+
+namespace detail {
+// A machine state that declares an optional member under its name, whatever
+// its signature: one that does not model the member's concept would be
+// ignored, and WakePlacer refuses it instead.
 template <class M>
-concept HasReservationState = requires(const M& m, CpuId c) { m.reservation(c); };
+concept DeclaresLlcUtilization = requires { &M::llc_utilization_pct; } ||
+    requires(const M& m, CpuId c) { m.llc_utilization_pct(c); };
+template <class M>
+concept DeclaresIdleCoreHint = requires { &M::has_idle_core; } ||
+    requires(const M& m, CpuId c) { m.has_idle_core(c); };
+}  // namespace detail
 
 // CpuFilter: which CPUs a task may run on (its affinity mask).
-//   R1 f(c) -> bool.
+//   R1 f(c) -> bool, on a const filter.
 template <class F>
 concept CpuFilter = requires(const F& f, CpuId c) {
   { f(c) } -> std::convertible_to<bool>;
 };
+
+namespace detail {
+// The least a MachineState and a CpuFilter declare, declarations only:
+// WakePlacer checks its Affine and Search members against "any machine
+// state", before it knows the embedder's. Never called, never defined.
+struct MachineArchetype {
+  bool is_idle(CpuId) const noexcept;
+  std::uint32_t nr_running(CpuId) const noexcept;
+  std::uint64_t load(CpuId) const noexcept;
+};
+struct CpuFilterArchetype {
+  bool operator()(CpuId) const noexcept;
+};
+}  // namespace detail
+static_assert(MachineState<detail::MachineArchetype>);
+static_assert(CpuFilter<detail::CpuFilterArchetype>);
+
+// ---------------------------------------------------------------------------
+// The members of WakePlacer's traits that are steps of the decision
+// (taskplace/wake_placer.hpp). Their inputs and results are defined with
+// the steps: include taskplace/wake_placer.hpp (or the step's header) to
+// check a model.
+template <Topology T, MachineState M>
+struct AffineInput;  // placer/wake_affine.hpp
+struct AffineDecision;
+template <Topology T, MachineState M, CpuFilter F, class Reservation>
+struct SearchInput;  // placer/select_idle_sibling.hpp
+struct SearchResult;
+struct WakeOnCurrentInput;  // placer/wake_on_current.hpp
+
+// AffinePolicy (Traits::Affine): the affine step, the waking CPU or prev?
+// Models: WakeAffine, WakeAffine2008<V>, affine::Always, affine::Never.
+//   R1 default-constructible and copy-constructible (the placer holds one).
+//   R2 a.decide(const AffineInput<T, M>&) -> AffineDecision, on a const
+//      policy, for every MachineState M (checked with a machine state that
+//      has R1-R3 only, as the placer's is not known until place()).
+//   O1 A::reads_overlap: true when decide() reads the overlaps, which then
+//      need an OverlapPolicy that measures (WakeAffine2008).
+//   I1 the target is in.waking or in.prev.
+template <class A, class T>
+concept AffinePolicy = Topology<T> && std::default_initializable<A> && std::copy_constructible<A> &&
+    requires(const A& a, const AffineInput<T, detail::MachineArchetype>& in) {
+      { a.decide(in) } -> std::same_as<AffineDecision>;
+    };
+
+// SearchPolicy (Traits::Search): from the affine step's target, an idle CPU
+// that shares its cache. Models: IdleSiblingSearch, NoSearch.
+//   R1 default-constructible and copy-constructible.
+//   R2 S::enabled: a bool constant; false: no search, the target is the
+//      answer (nothing else is required).
+//   R3 when enabled: s.search(const SearchInput<T, M, F, R>&) ->
+//      SearchResult, on a const policy, for every MachineState M and
+//      CpuFilter F; R is the Reservation member (void for NoReservation).
+//   I1 the CPU found is the target or an allowed CPU sharing its LLC.
+template <class S, class T, class R = void>
+concept SearchPolicy = Topology<T> && std::default_initializable<S> && std::copy_constructible<S> &&
+    requires {
+      { S::enabled } -> std::convertible_to<bool>;
+      typename std::bool_constant<S::enabled>;
+    } &&
+    (!S::enabled ||
+     requires(const S& s, const SearchInput<T, detail::MachineArchetype, detail::CpuFilterArchetype, R>& in) {
+       { s.search(in) } -> std::same_as<SearchResult>;
+     });
+
+// ReservationPolicy (Traits::Reservation): keeps a short sleeper's CPU for
+// it (SIS_CACHE). Models: NoReservation, CacheHotReservation<V, O>.
+//   R1 default-constructible and copy-constructible.
+//   R2 R::task_state and R::cpu_state, default-constructible: per task (in
+//      the placer's task_state) and per CPU (the embedder's, read through
+//      the machine state's reservation(c), MachineState O3).
+//   R3 r.on_wakeup(task_state&, Nanoseconds now) noexcept.
+//   R4 r.on_sleep(task_state&, cpu_state&, bool cpu_becomes_idle, TaskKey,
+//      Nanoseconds now) noexcept.
+//   R5 r.reserved_against(const cpu_state&, TaskKey asker, Nanoseconds now)
+//      noexcept -> bool.
+//   R6 R::scan_budget(std::uint32_t) noexcept -> std::uint32_t: how much of
+//      the scan budget the reservation guards.
+//   R7 r.release(cpu_state&) noexcept: the reservation is used up.
+//   R8 R::owner_only, R::fallback_to_hot_idle: bool constants.
+template <class R>
+concept ReservationPolicy =
+    std::default_initializable<R> && std::copy_constructible<R> &&
+    requires { typename R::task_state; typename R::cpu_state; } &&
+    std::default_initializable<typename R::task_state> && std::default_initializable<typename R::cpu_state> &&
+    requires(const R& r, typename R::task_state& t, typename R::cpu_state& c, const typename R::cpu_state& cc,
+             bool idle, TaskKey key, Nanoseconds now, std::uint32_t budget) {
+      { r.on_wakeup(t, now) } noexcept;
+      { r.on_sleep(t, c, idle, key, now) } noexcept;
+      { r.reserved_against(cc, key, now) } noexcept -> std::same_as<bool>;
+      { R::scan_budget(budget) } noexcept -> std::convertible_to<std::uint32_t>;
+      { r.release(c) } noexcept;
+      { R::owner_only } -> std::convertible_to<bool>;
+      { R::fallback_to_hot_idle } -> std::convertible_to<bool>;
+    };
+
+// OnCurrentRule (Traits::OnCurrent): keeps a pair of short tasks that wake
+// each other on the waking CPU (SIS_CURRENT). Models: WakeOnCurrent<V>,
+// NoWakeOnCurrent.
+//   R1 O::enabled: a bool constant; false: never applied.
+//   R2 O::decide(const WakeOnCurrentInput&) noexcept -> bool, static.
+//   When enabled, WakePlacer also needs a DurationPolicy that measures and
+//   a Flips member with last_wakee(state).
+template <class O>
+concept OnCurrentRule = requires(const WakeOnCurrentInput& in) {
+  { O::enabled } -> std::convertible_to<bool>;
+  typename std::bool_constant<O::enabled>;
+  { O::decide(in) } noexcept -> std::same_as<bool>;
+};
+
+// ---------------------------------------------------------------------------
+// Counters and hooks (taskplace/stats.hpp), members of both composed
+// decisions' traits.
+//
+// StatsCounters: one set of counters, indexed by Counter (WakeCounter or
+// BalanceCounter).
+//   R1 default-constructible.
+//   R2 C::enabled: bool (false: every add() is a no-op).
+//   R3 c.add(k), c.add(k, std::uint64_t n) noexcept.
+//   R4 c.get(k) -> std::uint64_t on a const set.
+//   R5 c.reset() noexcept.
+template <class C, class Counter>
+concept StatsCounters = std::default_initializable<C> &&
+    requires(C& c, const C& cc, Counter k, std::uint64_t n) {
+      { C::enabled } -> std::convertible_to<bool>;
+      { c.add(k) } noexcept;
+      { c.add(k, n) } noexcept;
+      { cc.get(k) } -> std::convertible_to<std::uint64_t>;
+      { c.reset() } noexcept;
+    };
+
+// StatsPolicy (Traits::Stats): a family of counter sets, one per decision.
+// Models: NoStats, PlainStats, SingleWriterStats, AtomicStats.
+//   R1 S::counters<Counter> is a StatsCounters of Counter.
+//   R2 S is the family, not one of its sets: a set names itself as a
+//      template (its injected class name), which clang 14 takes for
+//      S::counters<Counter>, so a set is refused as such.
+template <class S, class Counter>
+concept StatsPolicy = !StatsCounters<S, Counter> &&
+    requires { typename S::template counters<Counter>; } &&
+    StatsCounters<typename S::template counters<Counter>, Counter>;
+
+// DecisionHook (Traits::Hook): called with each decision (a WakeEvent of the
+// placer, a BalanceEvent of the balancer). Models: NoHook, any callable.
+//   R1 default-constructible (the placer holds one).
+//   R2 h(const Event&) on a non-const hook; its result is ignored.
+//   O1 H::enabled: a bool constant; false: never called (NoHook).
+template <class H, class Event>
+concept DecisionHook = std::default_initializable<H> && std::invocable<H&, const Event&> &&
+    (!requires { H::enabled; } || requires {
+      { H::enabled } -> std::convertible_to<bool>;
+      typename std::bool_constant<H::enabled>;
+    });
+
+// ---------------------------------------------------------------------------
+// The members of IdleBalancer's traits and its pull (taskplace/idle_balancer.hpp).
+//
+// NewidleTracker (Traits::Tracker): per-CPU avg_idle and balance costs, the
+// entry gate and the budget. Model: NewidleCostTracker<NewidleTraits> (a
+// newidle traits set such as newidle::Gate2009 is its parameter, not a
+// tracker).
+//   R1 default-constructible and copy-constructible.
+//   R2 K::state: default-constructible, copyable, with a level_count
+//      convertible to std::uint32_t.
+//   R3 k.make_state(std::uint32_t levels, Nanoseconds now) -> K::state.
+//   R4 k.should_balance(const state&) -> bool: the entry gate.
+//   R5 k.may_visit_level(const state&, std::uint32_t level, Nanoseconds
+//      charged) -> bool: the budget.
+//   R6 k.record_attempt(state&, std::uint32_t level, Nanoseconds cost,
+//      bool pulled, Nanoseconds now).
+//   R7 k.idle_start(state&, now); k.idle_end(state&, now) noexcept;
+//      k.decay(state&, now) noexcept.
+//   R8 k.avg_idle(const state&) -> Nanoseconds.
+//   O1 k.charged_cost(Nanoseconds) -> Nanoseconds: what an attempt charges
+//      the budget (Low 2013's early cap); absent: its time.
+//   O2 state::has_stamp and K::traits_type::skip_without_stamp: idle_end
+//      without a stamp folds nothing (the 2026 guard); absent: every
+//      idle_end counts as an idle period.
+template <class K>
+concept NewidleTracker =
+    std::default_initializable<K> && std::copy_constructible<K> &&
+    requires { typename K::state; } &&
+    std::default_initializable<typename K::state> && std::copyable<typename K::state> &&
+    requires(const K& k, typename K::state& s, const typename K::state& cs, std::uint32_t level,
+             Nanoseconds now, bool pulled) {
+      { cs.level_count } -> std::convertible_to<std::uint32_t>;
+      { k.make_state(level, now) } -> std::same_as<typename K::state>;
+      { k.should_balance(cs) } -> std::convertible_to<bool>;
+      { k.may_visit_level(cs, level, now) } -> std::convertible_to<bool>;
+      k.record_attempt(s, level, now, pulled, now);
+      k.idle_start(s, now);
+      { k.idle_end(s, now) } noexcept;
+      { k.decay(s, now) } noexcept;
+      { k.avg_idle(cs) } -> std::same_as<Nanoseconds>;
+    };
+
+// NewidlePull: the callback IdleBalancer::balance() tries a level with.
+//   R1 pull(std::uint32_t level, LevelKind kind, Cpus cpus), Cpus being what
+//      the topology's level_cpus() returns, on an lvalue P.
+//   R2 the result converts to bool: true, it got work.
+//   It may throw: the balance then records nothing (see balance()).
+template <class P, class Cpus>
+concept NewidlePull = std::invocable<P&, std::uint32_t, LevelKind, Cpus> &&
+    std::convertible_to<std::invoke_result_t<P&, std::uint32_t, LevelKind, Cpus>, bool>;
 
 }  // namespace taskplace

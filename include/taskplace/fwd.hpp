@@ -13,6 +13,8 @@
 // posted, for patches never merged); docs/names.md lists the old names.
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <cstdint>
 
 #include "taskplace/concepts.hpp"

@@ -10,6 +10,8 @@
 //   auto r = balancer.balance(cpu, state, [&](std::uint32_t, LevelKind, auto span) { return steal(span); }, clock);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -88,6 +90,12 @@ using BalanceLinux2026 =
     Balance<newidle::StampGuard2026, NewidleSuccessRate<success_rate::ProportionalRate2026>>;
 }  // namespace traits
 
+static_assert(NewidleTracker<NewidleCostTracker<newidle::NoLimit>>);
+static_assert(NewidleTracker<NewidleCostTracker<newidle::Gate2009>>);
+static_assert(NewidleTracker<NewidleCostTracker<newidle::PerLevel2014>>);
+static_assert(NewidleTracker<NewidleCostTracker<newidle::BumpFailed2025>>);
+static_assert(NewidleTracker<NewidleCostTracker<newidle::StampGuard2026>>);
+
 namespace detail {
 // Traits::Attempts, or AttemptEveryLevel for balance traits written before
 // it existed (not derived from DefaultBalanceTraits).
@@ -95,6 +103,12 @@ template <class Traits>
 using attempts_member = typename Traits::Attempts;
 template <class Traits>
 using balance_attempts_t = member_or_t<Traits, AttemptEveryLevel, attempts_member>;
+template <class Traits>
+using tracker_member = typename Traits::Tracker;
+template <class Traits>
+using balance_stats_member = typename Traits::Stats;
+template <class Traits>
+using balance_hook_member = typename Traits::Hook;
 
 // The balancer's per-CPU state: the tracker's, plus the attempt policy's
 // when that has any (AttemptEveryLevel has none: then it is the tracker's
@@ -157,19 +171,65 @@ struct BalanceEvent {
   Nanoseconds avg_idle;
   BalanceResult result;
 };
+static_assert(DecisionHook<NoHook, BalanceEvent>);
+
+namespace detail {
+// Each member of an IdleBalancer's traits as given (void where a required
+// one is missing), whether it models its role, and what the balancer uses:
+// the member where it does, else the default (see wake_traits_check).
+template <class Traits>
+struct balance_traits_check {
+  using tracker = member_or_t<Traits, void, tracker_member>;
+  using attempts = balance_attempts_t<Traits>;
+  using stats = member_or_t<Traits, void, balance_stats_member>;
+  using hook = member_or_t<Traits, void, balance_hook_member>;
+  static constexpr bool tracker_ok = NewidleTracker<tracker>;
+  static constexpr bool attempts_ok = NewidleAttemptPolicy<attempts>;
+  static constexpr bool stats_ok = StatsPolicy<stats, BalanceCounter>;
+  static constexpr bool hook_ok = DecisionHook<hook, BalanceEvent>;
+  using tracker_type = checked_t<tracker_ok, tracker, NewidleCostTracker<>>;
+  using attempts_type = checked_t<attempts_ok, attempts, AttemptEveryLevel>;
+  using stats_family = checked_t<stats_ok, stats, NoStats>;
+  using hook_type = checked_t<hook_ok, hook, NoHook>;
+};
+
+// The checks of an IdleBalancer's traits, one static_assert per member,
+// each naming the member and the fix; IdleBalancer runs them first thing
+// (as WakePlacer runs check_wake_traits).
+template <class Traits>
+consteval bool check_balance_traits() {
+  using C = balance_traits_check<Traits>;
+  static_assert(NewidleTracker<typename C::tracker>,
+                "Traits::Tracker must model taskplace::NewidleTracker: use NewidleCostTracker<NewidleTraits>; "
+                "a newidle traits set such as newidle::Gate2009 is its parameter (or use "
+                "traits::Balance<NewidleTraits>)");
+  static_assert(NewidleAttemptPolicy<typename C::attempts>,
+                "Traits::Attempts must model taskplace::NewidleAttemptPolicy: use AttemptEveryLevel or "
+                "NewidleSuccessRate<Variant>, or give it a state, make_state, roll and record");
+  static_assert(StatsPolicy<typename C::stats, BalanceCounter>,
+                "Traits::Stats must model taskplace::StatsPolicy: use NoStats, PlainStats, SingleWriterStats "
+                "or AtomicStats, the family itself, not one of its counters<...>");
+  static_assert(DecisionHook<typename C::hook, BalanceEvent>,
+                "Traits::Hook must model taskplace::DecisionHook<H, BalanceEvent>: use NoHook, or a "
+                "default-constructible type callable as hook(const BalanceEvent&)");
+  return true;
+}
+}  // namespace detail
 
 template <Topology T, class Traits>  // default in fwd.hpp
 class IdleBalancer {
+  // Every member is checked before any is used (see check_balance_traits).
+  static_assert(detail::check_balance_traits<Traits>());
+  using check_ = detail::balance_traits_check<Traits>;
+
  public:
-  using tracker_type = typename Traits::Tracker;
-  using attempts_type = detail::balance_attempts_t<Traits>;
-  static_assert(NewidleAttemptPolicy<attempts_type>,
-                "Traits::Attempts must model taskplace::NewidleAttemptPolicy (state, make_state, roll, record)");
+  using tracker_type = typename check_::tracker_type;
+  using attempts_type = typename check_::attempts_type;
   // The tracker's state (plus `attempts`, when the attempt policy keeps any).
   using state = typename detail::balancer_state<typename tracker_type::state, typename attempts_type::state>::type;
   static constexpr bool has_attempt_state = !std::is_same_v<state, typename tracker_type::state>;
-  using stats_type = typename Traits::Stats::template counters<BalanceCounter>;
-  using hook_type = typename Traits::Hook;
+  using stats_type = typename check_::stats_family::template counters<BalanceCounter>;
+  using hook_type = typename check_::hook_type;
 
   explicit IdleBalancer(const T& topology, tracker_type tracker = {}, attempts_type attempts = {})
       : topology_(&topology), tracker_(tracker), attempts_(attempts) {}
@@ -202,7 +262,8 @@ class IdleBalancer {
   // With no work found the CPU's idle period starts (idle_end ends it).
   // With `overload` == Overload::none nothing is tried (no CPU has a task
   // to spare, the kernel's v3.16 gate) and the idle period starts at once.
-  // `pull` must return true if it got work; it may throw, in which case
+  // `pull` (a taskplace::NewidlePull: pull(level, kind, cpus) -> bool) must
+  // return true if it got work; it may throw, in which case
   // nothing of this call is recorded: `st` and the counters are unchanged
   // and the exception propagates. (A pull and clock that are noexcept let
   // the balance skip the copy that guarantee needs.)
@@ -218,10 +279,16 @@ class IdleBalancer {
     // the walk runs on `st` itself and the copy (a few hundred bytes of
     // state, twice) is not paid for.
     using span_type = decltype(topology_->level_cpus(cpu, 0u));
+    static_assert(NewidlePull<Pull, span_type>,
+                  "IdleBalancer::balance: pull must model taskplace::NewidlePull: callable as "
+                  "pull(std::uint32_t level, LevelKind kind, cpus), cpus being the topology's level_cpus(), "
+                  "and return bool (true: it got work)");
     constexpr bool nothrow = std::is_nothrow_invocable_v<Pull&, std::uint32_t, LevelKind, span_type> &&
                              noexcept(std::declval<const C&>().now());
     BalanceResult r{};
-    if constexpr (nothrow) {
+    if constexpr (!NewidlePull<Pull, span_type>) {
+      // Refused above; nothing more to say about it.
+    } else if constexpr (nothrow) {
       r = walk(cpu, st, pull, clock, overload);
     } else {
       state work = st;

@@ -11,10 +11,14 @@
 //   placer.stats().get(taskplace::WakeCounter::wide);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+
+#include "taskplace/concepts.hpp"
 
 namespace taskplace {
 
@@ -85,6 +89,7 @@ struct NoStats {
     constexpr void reset() noexcept {}
   };
 };
+static_assert(StatsPolicy<NoStats, WakeCounter> && StatsPolicy<NoStats, BalanceCounter>);
 
 // Plain 64-bit counters. Thread-safety: one writer at a time (a placer owned
 // by one worker); reading from another thread is a data race.
@@ -101,6 +106,7 @@ struct PlainStats {
     std::array<std::uint64_t, static_cast<std::size_t>(Counter::count_)> v{};
   };
 };
+static_assert(StatsPolicy<PlainStats, WakeCounter> && StatsPolicy<PlainStats, BalanceCounter>);
 
 namespace detail {
 // Relaxed atomic counters any thread may read; how they are added is the
@@ -130,6 +136,7 @@ struct AtomicStats {
     }
   };
 };
+static_assert(StatsPolicy<AtomicStats, WakeCounter> && StatsPolicy<AtomicStats, BalanceCounter>);
 
 // Relaxed atomic counters with one writer: the thread that owns the placer
 // or balancer adds (a relaxed load and store, no locked instruction), any
@@ -147,11 +154,13 @@ struct SingleWriterStats {
     }
   };
 };
+static_assert(StatsPolicy<SingleWriterStats, WakeCounter> && StatsPolicy<SingleWriterStats, BalanceCounter>);
 
 // A hook that ignores every decision. [default] A user hook is any
-// default-constructible type with `void operator()(const Event&)` for the
-// placer's and balancer's event types; it is stored in the placer and called
-// once per decision.
+// default-constructible type callable with the decision's event (WakeEvent
+// for the placer, BalanceEvent for the balancer): a DecisionHook
+// (concepts.hpp). It is stored in the placer or balancer and called once
+// per decision.
 struct NoHook {
   static constexpr bool enabled = false;
   template <class Event>

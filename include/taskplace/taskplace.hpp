@@ -1,11 +1,15 @@
 // taskplace/taskplace.hpp: the umbrella header, every public header of the
 // library except the optional adapters that need other packages
 // (taskplace/topology/views.hpp needs range-v3, taskplace/topology/hwloc.hpp
-// needs hwloc) and the testing kit (taskplace/testing.hpp).
+// needs hwloc), the TSC clock (taskplace/tsc_clock.hpp: it includes the
+// compiler's <cpuid.h>, kept out of this header's consumers) and the
+// testing kit (taskplace/testing.hpp).
 //
 //   #include <taskplace/taskplace.hpp>
 //   taskplace::WakePlacer<taskplace::UniformTopology> placer{topology};
 #pragma once
+
+#include "taskplace/detail/config.hpp"
 
 #include "taskplace/clock.hpp"
 #include "taskplace/concepts.hpp"

@@ -12,6 +12,8 @@
 //   assert(taskplace::testing::check_topology(my_topology).empty());
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include "taskplace/clock.hpp"
 #include "taskplace/testing/violation.hpp"
 #include "taskplace/testing/builders.hpp"

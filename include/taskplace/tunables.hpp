@@ -8,6 +8,8 @@
 //   taskplace::FlipCounter<> f{.period = taskplace::tunables::flip_decay_period};
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <array>
 #include <chrono>
 #include <cstdint>

@@ -8,6 +8,8 @@
 //   taskplace::Nanoseconds now = clock.now();
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <limits>

@@ -12,6 +12,8 @@
 //                          .waking_cpu = c, .prev_cpu = b_prev}, machine, clock.now());
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <cstdint>
 #include <ranges>
 #include <type_traits>
@@ -120,60 +122,153 @@ struct WakeEvent {
   Placement placement;
 };
 
+static_assert(DecisionHook<NoHook, WakeEvent>);
+
 namespace detail {
+template <class Traits> using flips_member = typename Traits::Flips;
+template <class Traits> using wide_member = typename Traits::Wide;
+template <class Traits> using factor_member = typename Traits::Factor;
+template <class Traits> using affine_member = typename Traits::Affine;
+template <class Traits> using search_member = typename Traits::Search;
+template <class Traits> using reservation_member = typename Traits::Reservation;
 template <class Traits> using overlap_member = typename Traits::Overlap;
 template <class Traits> using duration_member = typename Traits::Duration;
 template <class Traits> using on_current_member = typename Traits::OnCurrent;
+template <class Traits> using stats_member = typename Traits::Stats;
+template <class Traits> using hook_member = typename Traits::Hook;
 template <class Affine>
 inline constexpr bool reads_overlap = requires { requires Affine::reads_overlap; };
+
+// Each member of a WakePlacer's traits as given (void where a required one
+// is missing, the default where an optional one is: Overlap, Duration and
+// OnCurrent came later), whether it models its role, and what the placer
+// uses: the member where it does, else the default. Naming a member here
+// cannot fail and each `ok` is a concept's answer, so that nothing goes
+// wrong before check_wake_traits() has said what is wrong; and after it
+// has, the placer goes on with the default, so that one bad member gives
+// one error, not a cascade from its uses.
+template <class T, class Traits>
+struct wake_traits_check {
+  using flips = member_or_t<Traits, void, flips_member>;
+  using wide = member_or_t<Traits, void, wide_member>;
+  using factor = member_or_t<Traits, void, factor_member>;
+  using affine = member_or_t<Traits, void, affine_member>;
+  using search = member_or_t<Traits, void, search_member>;
+  using reservation = member_or_t<Traits, void, reservation_member>;
+  using overlap = member_or_t<Traits, NoOverlap, overlap_member>;
+  using duration = member_or_t<Traits, NoDuration, duration_member>;
+  using on_current = member_or_t<Traits, NoWakeOnCurrent, on_current_member>;
+  using stats = member_or_t<Traits, void, stats_member>;
+  using hook = member_or_t<Traits, void, hook_member>;
+
+  static constexpr bool flips_ok = FlipPolicy<flips>;
+  static constexpr bool wide_ok = WideRule<wide>;
+  static constexpr bool factor_ok = FactorPolicy<factor, T>;
+  static constexpr bool affine_ok = AffinePolicy<affine, T>;
+  static constexpr bool reservation_ok = ReservationPolicy<reservation>;
+  // What the search is handed: the reservation policy, void without one.
+  using search_reservation =
+      std::conditional_t<reservation_ok && !std::is_same_v<reservation, NoReservation>, reservation, void>;
+  static constexpr bool search_ok = SearchPolicy<search, T, search_reservation>;
+  static constexpr bool overlap_ok = OverlapPolicy<overlap>;
+  static constexpr bool duration_ok = DurationPolicy<duration>;
+  static constexpr bool on_current_ok = OnCurrentRule<on_current>;
+  static constexpr bool stats_ok = StatsPolicy<stats, WakeCounter>;
+  static constexpr bool hook_ok = DecisionHook<hook, WakeEvent>;
+
+  using flips_policy = checked_t<flips_ok, flips, FlipCounter<>>;
+  using wide_rule = checked_t<wide_ok, wide, WideDetector<>>;
+  using factor_policy = checked_t<factor_ok, factor, LlcFactor>;
+  using affine_policy = checked_t<affine_ok, affine, WakeAffine>;
+  using search_policy = checked_t<search_ok, search, NoSearch>;
+  using reservation_policy = checked_t<reservation_ok, reservation, NoReservation>;
+  using overlap_policy = checked_t<overlap_ok, overlap, NoOverlap>;
+  using duration_policy = checked_t<duration_ok, duration, NoDuration>;
+  using on_current_rule = checked_t<on_current_ok, on_current, NoWakeOnCurrent>;
+  using stats_family = checked_t<stats_ok, stats, NoStats>;
+  using hook_type = checked_t<hook_ok, hook, NoHook>;
+};
+
+// The checks of a WakePlacer's traits, one static_assert per member, each
+// naming the member and the fix, then what the members ask of each other
+// (skipped where a member already failed its own). WakePlacer runs them
+// first thing, so that their message is the first error a bad traits class
+// gives; they live in a function, so that a failed one leaves WakePlacer
+// itself sound (the compilers report nothing more about it).
+template <class T, class Traits>
+consteval bool check_wake_traits() {
+  using C = wake_traits_check<T, Traits>;
+  static_assert(FlipPolicy<typename C::flips>,
+                "Traits::Flips must model taskplace::FlipPolicy: use FlipCounter<Decay, Storage>, or give it "
+                "a state, record(state&, TaskKey, Nanoseconds) and flips(const state&) -> std::uint32_t");
+  static_assert(WideRule<typename C::wide>,
+                "Traits::Wide must model taskplace::WideRule: use WideDetector<Rule> or a wide:: rule, or give "
+                "it static wide(std::uint32_t, std::uint32_t, std::uint32_t) noexcept -> bool");
+  static_assert(FactorPolicy<typename C::factor, T>,
+                "Traits::Factor must model taskplace::FactorPolicy for this topology: use LlcFactor (or "
+                "NodeFactor, FixedFactor<N>, ...), or give it static factor(const T&, CpuId) -> std::uint32_t");
+  static_assert(AffinePolicy<typename C::affine, T>,
+                "Traits::Affine must model taskplace::AffinePolicy: use WakeAffine, WakeAffine2008<V>, "
+                "affine::Always or affine::Never, or give it decide(const AffineInput<T, M>&) const -> "
+                "AffineDecision, a template over every MachineState M");
+  static_assert(SearchPolicy<typename C::search, T, typename C::search_reservation>,
+                "Traits::Search must model taskplace::SearchPolicy: use IdleSiblingSearch or NoSearch, or give "
+                "it static constexpr bool enabled and search(const SearchInput<T, M, F, R>&) const -> "
+                "SearchResult, a template over every MachineState M and CpuFilter F");
+  static_assert(ReservationPolicy<typename C::reservation>,
+                "Traits::Reservation must model taskplace::ReservationPolicy: use NoReservation or "
+                "CacheHotReservation<Variant, Ownership>");
+  static_assert(OverlapPolicy<typename C::overlap>,
+                "Traits::Overlap must model taskplace::OverlapPolicy: use OverlapTracker or NoOverlap");
+  static_assert(DurationPolicy<typename C::duration>,
+                "Traits::Duration must model taskplace::DurationPolicy: use DurationTracker or NoDuration");
+  static_assert(OnCurrentRule<typename C::on_current>,
+                "Traits::OnCurrent must model taskplace::OnCurrentRule: use WakeOnCurrent<Variant> or "
+                "NoWakeOnCurrent, or give it static constexpr bool enabled and static "
+                "decide(const WakeOnCurrentInput&) noexcept -> bool");
+  static_assert(StatsPolicy<typename C::stats, WakeCounter>,
+                "Traits::Stats must model taskplace::StatsPolicy: use NoStats, PlainStats, SingleWriterStats "
+                "or AtomicStats, the family itself, not one of its counters<...>");
+  static_assert(DecisionHook<typename C::hook, WakeEvent>,
+                "Traits::Hook must model taskplace::DecisionHook<H, WakeEvent>: use NoHook, or a "
+                "default-constructible type callable as hook(const WakeEvent&)");
+
+  using Affine = typename C::affine_policy;
+  using OnCurrent = typename C::on_current_rule;
+  using Flips = typename C::flips_policy;
+  static_assert(!C::affine_ok || !C::overlap_ok || !reads_overlap<Affine> || C::overlap_policy::enabled,
+                "Traits::Affine reads the tasks' average overlap: set Traits::Overlap = OverlapTracker");
+  static_assert(!C::on_current_ok || !C::duration_ok || !OnCurrent::enabled || C::duration_policy::enabled,
+                "Traits::OnCurrent reads the tasks' run durations: set Traits::Duration = DurationTracker");
+  static_assert(!C::on_current_ok || !C::flips_ok || !OnCurrent::enabled ||
+                    requires(const Flips& f, const typename Flips::state& s) {
+                      { f.last_wakee(s) } -> std::same_as<TaskKey>;
+                    },
+                "Traits::OnCurrent reads the last wakee: Traits::Flips needs last_wakee(state)");
+  return true;
+}
 }  // namespace detail
 
 template <Topology T, class Traits>  // default in fwd.hpp
 class WakePlacer {
+  // Every member is checked before any is used (see check_wake_traits).
+  static_assert(detail::check_wake_traits<T, Traits>());
+  using check_ = detail::wake_traits_check<T, Traits>;
+
  public:
   using topology_type = T;
   using traits_type = Traits;
-  using flips_policy = typename Traits::Flips;
-  using wide_rule = typename Traits::Wide;
-  using factor_policy = typename Traits::Factor;
-  using affine_policy = typename Traits::Affine;
-  using search_policy = typename Traits::Search;
-  using reservation_policy = typename Traits::Reservation;
-  using overlap_policy = detail::member_or_t<Traits, NoOverlap, detail::overlap_member>;
-  using duration_policy = detail::member_or_t<Traits, NoDuration, detail::duration_member>;
-  using on_current_rule = detail::member_or_t<Traits, NoWakeOnCurrent, detail::on_current_member>;
-  using stats_type = typename Traits::Stats::template counters<WakeCounter>;
-  using hook_type = typename Traits::Hook;
-
-  static_assert(FlipPolicy<flips_policy>,
-                "Traits::Flips must model taskplace::FlipPolicy (see FlipCounter)");
-  static_assert(WideRule<wide_rule>,
-                "Traits::Wide must model taskplace::WideRule (static wide(w, e, f))");
-  static_assert(FactorPolicy<factor_policy, T>,
-                "Traits::Factor must model taskplace::FactorPolicy for this topology");
-  static_assert(requires { search_policy::enabled; },
-                "Traits::Search must be IdleSiblingSearch, NoSearch or expose `enabled`");
-  static_assert(requires { typename reservation_policy::task_state; typename reservation_policy::cpu_state; },
-                "Traits::Reservation must be NoReservation or a CacheHotReservation");
-
-  static_assert(OverlapPolicy<overlap_policy>,
-                "Traits::Overlap must model taskplace::OverlapPolicy (OverlapTracker or NoOverlap)");
-  static_assert(!detail::reads_overlap<affine_policy> || overlap_policy::enabled,
-                "Traits::Affine reads the tasks' average overlap: set Traits::Overlap = OverlapTracker");
-
-  static_assert(DurationPolicy<duration_policy>,
-                "Traits::Duration must model taskplace::DurationPolicy (DurationTracker or NoDuration)");
-  static_assert(requires {
-                  { on_current_rule::enabled } -> std::convertible_to<bool>;
-                  { on_current_rule::decide(WakeOnCurrentInput{}) } noexcept -> std::same_as<bool>;
-                }, "Traits::OnCurrent must be WakeOnCurrent<V> or NoWakeOnCurrent");
-  static_assert(!on_current_rule::enabled || duration_policy::enabled,
-                "Traits::OnCurrent reads the tasks' run durations: set Traits::Duration = DurationTracker");
-  static_assert(!on_current_rule::enabled ||
-                    requires(const flips_policy& f, const typename flips_policy::state& s) {
-                      { f.last_wakee(s) } -> std::same_as<TaskKey>;
-                    },
-                "Traits::OnCurrent reads the last wakee: Traits::Flips needs last_wakee(state)");
+  using flips_policy = typename check_::flips_policy;
+  using wide_rule = typename check_::wide_rule;
+  using factor_policy = typename check_::factor_policy;
+  using affine_policy = typename check_::affine_policy;
+  using search_policy = typename check_::search_policy;
+  using reservation_policy = typename check_::reservation_policy;
+  using overlap_policy = typename check_::overlap_policy;
+  using duration_policy = typename check_::duration_policy;
+  using on_current_rule = typename check_::on_current_rule;
+  using stats_type = typename check_::stats_family::template counters<WakeCounter>;
+  using hook_type = typename check_::hook_type;
 
   // place() decides on a copy of the waker's flips and commits it, with
   // the other writes, after every callback: those writes must not throw.
@@ -266,6 +361,15 @@ class WakePlacer {
   // AtomicStats or NoStats and a thread-safe hook.
   template <MachineState M, CpuFilter F = AnyCpu>
   Placement place(const Wakeup& w, const M& machine, Nanoseconds now, const F& allowed = F{}) const {
+    static_assert(!reserving || HasReservationState<M, reservation_policy>,
+                  "Traits::Reservation keeps per-CPU state: the machine state needs reservation(c) const, "
+                  "returning the policy's cpu_state (MachineState O3)");
+    static_assert(HasLlcUtilization<M> || !detail::DeclaresLlcUtilization<M>,
+                  "the machine state's llc_utilization_pct must be callable as m.llc_utilization_pct(c) on a "
+                  "const machine and return a percentage convertible to std::uint32_t (MachineState O1)");
+    static_assert(HasIdleCoreHint<M> || !detail::DeclaresIdleCoreHint<M>,
+                  "the machine state's has_idle_core must be callable as m.has_idle_core(c) on a const "
+                  "machine and return bool (MachineState O2)");
     const T& t = *topology_;
     const auto n = static_cast<CpuId>(t.cpu_count());
     TASKPLACE_EXPECTS(w.wakee != nullptr, "WakePlacer::place needs the wakee's state");
@@ -421,8 +525,8 @@ class WakePlacer {
       p.affine = a.reason;
     }
 
-    // 4. An idle CPU near the target.
-    if constexpr (search_policy::enabled) {
+    // 4. An idle CPU near the target (not with a machine state refused above).
+    if constexpr (search_policy::enabled && (!reserving || HasReservationState<M, reservation_policy>)) {
       SearchResult r;
       if constexpr (reserving) {
         r = search_.search(SearchInput<T, M, F, reservation_policy>{

@@ -1,9 +1,9 @@
 // expect: Traits::Flips must model taskplace::FlipPolicy
+// expect-also: FlipPolicy
 // A Flips member that is not a flip policy (no state, no record).
-#include "taskplace/topology/uniform.hpp"
-#include "taskplace/wake_placer.hpp"
+#include "use.hpp"
 
 struct BadFlips : taskplace::DefaultWakeTraits {
   using Flips = int;
 };
-template class taskplace::WakePlacer<taskplace::UniformTopology, BadFlips>;
+void use() { compile_fail::place_once<BadFlips>(); }

@@ -1,4 +1,5 @@
-// expect: SyncAffineVariant
+// expect: WakeAffine2008
+// expect-also: SyncAffineVariant
 // A 2008 variant that says whether to honour the hint but not whether the
 // pull needs the balance test: the concept refuses it.
 #include "taskplace/placer/wake_affine.hpp"

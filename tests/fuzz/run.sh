@@ -47,7 +47,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_
   -DCMAKE_CXX_COMPILER="${CXX:-clang++}" -DTASKPLACE_FUZZ=ON >/dev/null
 build_targets=()
 for t in $targets; do build_targets+=("fuzz_$t"); done
-cmake --build "$build" -j"$jobs" --target "${build_targets[@]}"
+cmake --build "$build" -j"$jobs" --target "${build_targets[@]}" >&2
 
 findings="$build/fuzz-findings"
 mkdir -p "$findings"

@@ -30,8 +30,15 @@ using M = Machine<UniformTopology, taskplace::traits::Current>;
 Costs no_overheads() {
   Costs c;
   c.context_switch = c.remote_wakeup = c.refill_core = c.refill_llc = c.refill_node = Nanoseconds{0};
-  c.message_llc = c.message_other_llc = c.message_node = Nanoseconds{0};
-  c.newidle_base = c.newidle_per_cpu = c.newidle_lock_hold = Nanoseconds{0};
+  c.message_lines = c.balance_lines = c.lock_lines = 0;
+  c.wake_path = c.ipi_send = c.newidle_base = Nanoseconds{0};
+  c.noise_pct = 0;
+  // Every CPU ticks (no NOHZ): the tests below count periodic balances
+  // tick by tick, idle CPUs' included.
+  c.nohz = false;
+  // The cache-hot tests below say which model they use; the rest count
+  // periodic balances as the table model does (newidle pulls untested).
+  c.cache_hot = CacheHotModel::table;
   return c;
 }
 

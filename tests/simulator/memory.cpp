@@ -129,3 +129,38 @@ TEST_CASE("the latency histogram is exact below 2048 ns, within 0.1% above, in b
   CHECK(g.memory_bytes() == mem);
   CHECK(g.count() == 1'000'001);
 }
+
+TEST_CASE("a diverging scenario stops with an error in bounded memory, and a capacity keeps it flat", "[simulator][memory]") {
+  // A sender 10x faster than its receiver: without a mailbox capacity the
+  // mailbox would grow by a message every microsecond (24 bytes each: 24 MB
+  // a simulated second, 96 MB in 4 s); the machine stops at 65,536 queued
+  // messages (a ring of 65,536 x 24 bytes, 1.5 MB) with SimulationDiverged.
+  const UniformTopology two{1, 1, 2, 1};
+  auto workload = [](std::uint32_t capacity) {
+    Workload w;
+    w.tasks.push_back(TaskSpec{.name = "fast", .program = {Step::compute(1us), Step::send(1, false, 64), Step::loop()}, .start_cpu = 0});
+    w.tasks.push_back(TaskSpec{.name = "slow", .program = {Step::wait(), Step::compute(10us), Step::loop()}, .start_cpu = 1, .mailbox_bytes = capacity});
+    return w;
+  };
+  const std::size_t before = live_bytes.load();
+  {
+    Machine<UniformTopology, taskplace::traits::Current> m{two, workload(0), Costs{}, 1};
+    CHECK_THROWS_AS(m.run_until(4s), SimulationDiverged);
+    const std::size_t peak = live_bytes.load() - before;
+    INFO("live bytes at the error: " << peak);
+    CHECK(peak < 4u * 1024 * 1024);
+  }
+  {
+    // A 64 KB pipe: the sender blocks when it is full; the run goes on in
+    // flat memory.
+    Machine<UniformTopology, taskplace::traits::Current> m{two, workload(64 * 1024), Costs{}, 1};
+    m.start_measuring();
+    m.run_until(100ms);
+    const std::size_t at_100ms = live_bytes.load();
+    m.run_until(1s);
+    const Report r = m.report();
+    CHECK(r.sends_blocked > 0);
+    CHECK(live_bytes.load() <= at_100ms + 16 * 1024);
+    CHECK(m.task(1).mailbox.size() <= 1024);  // 64 KB of 64-byte messages
+  }
+}

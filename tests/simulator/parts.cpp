@@ -138,14 +138,18 @@ TEST_CASE("the cost model's distances and refills follow the topology", "[simula
   CHECK(m.distance(0, 20) == Distance::other_node);
   CHECK(m.llc_count() == 2);
   CHECK(m.llc_size(5) == 40);
-  // Footprint 500 permille halves every refill.
-  CHECK(m.cache_penalty(0, 1, 0, 500) == 5us);
-  CHECK(m.cache_penalty(0, 20, 0, 1000) == 60us);
+  // The rates are per 256 KB: a 128 KB working set halves every refill.
+  CHECK(m.cache_penalty(0, 1, 0, 128) == 5us);
+  CHECK(m.cache_penalty(0, 20, 0, 256) == 60us);
   // Back on its own core: only what others' 250 us of run time cooled.
-  CHECK(m.cache_penalty(0, 0, 250'000, 1000) == 2500ns);
-  CHECK(m.cache_penalty(taskplace::no_cpu, 3, 0, 1000) == 0us);
-  CHECK(m.message_cost(0, 40) == c.message_llc);
-  CHECK(m.message_cost(0, 20) == c.message_node);
+  CHECK(m.cache_penalty(0, 0, 250'000, 256) == 2500ns);
+  CHECK(m.cache_penalty(taskplace::no_cpu, 3, 0, 256) == 0us);
+  // A message: message_lines (8) plus a line per 64 bytes, at the
+  // distance: 50 ns in an L3, 200 ns across nodes.
+  CHECK(m.message_cost(0, 40) == 8 * 50ns);
+  CHECK(m.message_cost(0, 1, 100) == (8 + 2) * 50ns);
+  CHECK(m.message_cost(0, 20, 64) == (8 + 1) * 200ns);
+  CHECK(m.message_cost(0, 0, 100) == 0ns);
   CHECK(m.message_cost(taskplace::no_cpu, 20) == 0us);
   // The other thread of each core (SMT numbered last: k and k + 40).
   REQUIRE(m.siblings(0).size() == 1);
@@ -271,8 +275,8 @@ TEST_CASE("a topology whose spans overlap falls back to walking them, and work i
   std::uint64_t ran_elsewhere = 0;
   for (std::uint32_t i = 0; i < m.task_count(); ++i) {
     CHECK(m.task(i).cpu_time == m.task(i).work);
-    // 21 computes of 2 ms each, plus refills.
-    CHECK(m.task(i).cpu_time >= 42ms);
+    // 21 computes of 2 ms each (less the +-5% noise), plus refills.
+    CHECK(m.task(i).cpu_time >= 42ms * 95 / 100);
     ran_elsewhere += m.task(i).last_cpu != 0 ? 1u : 0u;
   }
   CHECK(ran_elsewhere > 0);

@@ -10,6 +10,8 @@
 // unchecked builds only, so a failed check can always propagate.
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <string>
 
 #include "taskplace/types.hpp"

@@ -10,6 +10,8 @@
 //   std::string s = taskplace::detail::format_cpulist(cpus);  // "0-3,8"
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <cstdint>
 #include <span>
 #include <stdexcept>

@@ -12,6 +12,8 @@
 //   static_assert(by56.div(223) == 3 && by56.mod(223) == 55);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <cstdint>
 
 namespace taskplace::detail {

@@ -5,6 +5,8 @@
 // the saturating helpers keep counters from wrapping.
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <cstdint>
 #include <limits>
 

@@ -14,6 +14,8 @@
 //   for (CpuId c : b) use(c);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <compare>
 #include <concepts>

@@ -15,6 +15,8 @@
 //   auto pct = sample.read(topo.llc_cpus(c), [&](CpuId x) { return !is_idle(x); }, now, 4ms);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <atomic>
 #include <concepts>
 #include <cstdint>

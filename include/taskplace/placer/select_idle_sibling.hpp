@@ -11,6 +11,8 @@
 //   SearchResult r = IdleSiblingSearch{}.search(input);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <ranges>
@@ -225,7 +227,7 @@ struct IdleSiblingSearch {
       out.cpu = first_idle;
       out.reason = WakeReason::idle_scan;
     } else if constexpr (reserving) {
-      if (R::variant::fallback_to_hot_idle && first_hot != no_cpu) {
+      if (R::fallback_to_hot_idle && first_hot != no_cpu) {
         out.cpu = first_hot;
         out.reason = WakeReason::hot_fallback;
       }
@@ -234,9 +236,12 @@ struct IdleSiblingSearch {
   }
 };
 
+static_assert(SearchPolicy<IdleSiblingSearch, detail::TopologyArchetype>);
+
 // No search: the affine step's target is the answer (the 2.6.2x kernels).
 struct NoSearch {
   static constexpr bool enabled = false;
 };
+static_assert(SearchPolicy<NoSearch, detail::TopologyArchetype>);
 
 }  // namespace taskplace

@@ -11,6 +11,8 @@
 //   // d.target is waking or prev, d.reason says which rule decided.
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <cstdint>
 
@@ -159,6 +161,8 @@ struct WakeAffine {
   }
 };
 
+static_assert(AffinePolicy<WakeAffine, detail::TopologyArchetype>);
+
 // The wakee_load an embedder passes when its load(c) counts runnable tasks
 // only, one nice-0 task being 1024: 0 for a rule that takes the wakee off
 // prev's load (WakeAffine: a sleeper is not in it), the weight 1024 for one
@@ -177,6 +181,7 @@ struct Always {
   }
 };
 }  // namespace affine
+static_assert(AffinePolicy<affine::Always, detail::TopologyArchetype>);
 
 // How a 2008 kernel treated the sync hint (Smith 2008, pgbench on 2.6.25 and
 // 2.6.26). Each is a SyncAffineVariant for WakeAffine2008.
@@ -265,6 +270,9 @@ struct WakeAffine2008 {
     return {in.prev, AffineReason::load_prev};
   }
 };
+static_assert(AffinePolicy<WakeAffine2008<sync_affine::Unchecked2008>, detail::TopologyArchetype>);
+static_assert(AffinePolicy<WakeAffine2008<sync_affine::Balanced2008>, detail::TopologyArchetype>);
+static_assert(AffinePolicy<WakeAffine2008<sync_affine::Ignored2008>, detail::TopologyArchetype>);
 
 // Never pull: the wakee goes back where it ran.
 namespace affine {
@@ -275,6 +283,7 @@ struct Never {
   }
 };
 }  // namespace affine
+static_assert(AffinePolicy<affine::Never, detail::TopologyArchetype>);
 
 // Wide rules for the baselines: never wide (every wake-up considers the
 // pull) and always wide (none does).

@@ -27,6 +27,8 @@
 //   bool here = rule.decide(taskplace::WakeOnCurrentInput{...});
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -105,11 +107,14 @@ struct WakeOnCurrent {
     return in.waker_last_wakee == in.wakee && in.wakee_last_wakee == in.waker;
   }
 };
+static_assert(OnCurrentRule<WakeOnCurrent<sis_current::Granularity2023>>);
+static_assert(OnCurrentRule<WakeOnCurrent<sis_current::MigrationCost2023>>);
 
 // Today's kernel: no such rule.
 struct NoWakeOnCurrent {
   static constexpr bool enabled = false;
   static constexpr bool decide(const WakeOnCurrentInput&) noexcept { return false; }
 };
+static_assert(OnCurrentRule<NoWakeOnCurrent>);
 
 }  // namespace taskplace

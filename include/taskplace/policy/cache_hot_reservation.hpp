@@ -15,6 +15,8 @@
 //   r.on_sleep(task.sleep, cpu_state[cpu], rq_empty, key, now);  r.on_wakeup(task.sleep, now);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <concepts>
 #include <cstdint>
@@ -234,6 +236,12 @@ class CacheHotReservation {
   }
 };
 
+static_assert(ReservationPolicy<CacheHotReservation<sis_cache::EverySleep2023, AnyTaskMayTake>>);
+static_assert(ReservationPolicy<CacheHotReservation<sis_cache::ShortSleeps2023, AnyTaskMayTake>>);
+static_assert(ReservationPolicy<CacheHotReservation<sis_cache::HalveLong2023, AnyTaskMayTake>>);
+static_assert(ReservationPolicy<CacheHotReservation<sis_cache::EverySleep2023, OwnerOnly>>);
+static_assert(ReservationPolicy<CacheHotReservation<sis_cache::ShortSleeps2023, OwnerOnly>>);
+static_assert(ReservationPolicy<CacheHotReservation<sis_cache::HalveLong2023, OwnerOnly>>);
 static_assert(!CacheHotReservation<sis_cache::HalveLong2023, AnyTaskMayTake>::owner_only);
 static_assert(CacheHotReservation<sis_cache::ShortSleeps2023, OwnerOnly>::owner_only);
 static_assert(CacheHotReservation<sis_cache::HalveLong2023, OwnerOnly>::scan_budget(8) == 4);
@@ -258,6 +266,7 @@ struct NoReservation {
   static constexpr std::uint32_t scan_budget(std::uint32_t full_budget) noexcept { return full_budget; }
   void release(cpu_state&) const noexcept {}
 };
+static_assert(ReservationPolicy<NoReservation>);
 
 // ---------------------------------------------------------------------------
 // pick_idle_cpu: the reservation-aware choice among idle CPUs.

@@ -16,6 +16,8 @@
 //   taskplace::DurationTracker::on_sleep(task.duration, clock.now());  // blocks
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/math.hpp"
 #include "taskplace/fwd.hpp"

@@ -12,6 +12,8 @@
 //   flips.record(waker.flip_state, wakee_key, clock.now());
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <limits>

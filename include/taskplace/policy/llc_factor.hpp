@@ -13,6 +13,8 @@
 //   const bool wide = taskplace::WideDetector<>::wide(w, e, f);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <cstdint>
 #include <ranges>
 

@@ -18,6 +18,8 @@
 //   if (t.should_balance(s) && t.may_visit_level(s, 0, 0ns)) { /* pull, then */ t.record_cost(s, 0, cost, clock.now()); }
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <array>
 #include <concepts>
@@ -508,5 +510,6 @@ class NewidleCostTracker {
     s.max_idle_balance_cost = std::max(detail::newidle_math::non_negative(migration_cost), sum);
   }
 };
+static_assert(NewidleTracker<NewidleCostTracker<DefaultNewidleTraits>>);
 
 }  // namespace taskplace

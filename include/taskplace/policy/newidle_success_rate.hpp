@@ -26,6 +26,8 @@
 // at reduced odds counts as much as the attempts it stands for.
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>

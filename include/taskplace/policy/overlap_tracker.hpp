@@ -20,6 +20,8 @@
 //   bool brief = taskplace::OverlapTracker::average(task.overlap) < tunables::migration_cost;
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/math.hpp"
 #include "taskplace/types.hpp"

@@ -28,6 +28,8 @@
 // millisecond (the kernel's comment in load_balance()).
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>

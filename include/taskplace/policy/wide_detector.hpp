@@ -13,6 +13,8 @@
 //                                                     taskplace::LlcFactor::factor(topo, cpu));
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <cstdint>
 

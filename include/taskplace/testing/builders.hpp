@@ -9,6 +9,8 @@
 //   auto half = taskplace::testing::restrict_to(taskplace::presets::q6600_2008(), {0, 1});
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <ranges>
 #include <cstdint>

@@ -11,6 +11,8 @@
 //   assert(v.empty());
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -13,6 +13,8 @@
 //   assert(v.empty());
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <array>
 #include <chrono>
 #include <cstdint>

@@ -12,6 +12,8 @@
 //   m.busy(3, 2, 2048);   // CPU 3 runs 2 tasks, load 2048
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>

@@ -12,6 +12,8 @@
 //   REQUIRE(v.empty());
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <iterator>

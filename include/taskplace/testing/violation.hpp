@@ -7,6 +7,8 @@
 //   for (const auto& x : v) std::cerr << x.cpu << ": " << x.rule << ": " << x.detail << '\n';
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <string>
 
 #include "taskplace/types.hpp"

@@ -10,6 +10,8 @@
 //   auto s = taskplace::HwlocTopology::synthetic("pack:2 l3:1 core:4 pu:2");
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <hwloc.h>
 
 #include <algorithm>

@@ -13,6 +13,8 @@
 //   taskplace::SysfsTopology fake{"tests/data/sysfs/vm2", {0, 1}};
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>

@@ -14,6 +14,8 @@
 //   t.llc_size(3);  // 4
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>

@@ -10,6 +10,8 @@
 //   static_assert(t.llc_size(0) == 40 && t.level_count(0) == 3);
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <cstdint>
 
 #include "taskplace/concepts.hpp"

@@ -9,6 +9,8 @@
 //   auto firsts = taskplace::views::llcs(topo) | ranges::to<std::vector>();
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <cstdint>
 #include <iterator>
 #include <ranges>

@@ -36,7 +36,7 @@
 #include <boost/fiber/scheduler.hpp>
 #include <boost/fiber/type.hpp>
 
-#include "taskplace/clock.hpp"
+#include "taskplace/tsc_clock.hpp"
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/math.hpp"
 #include "taskplace/detail/topology_blocks.hpp"
@@ -355,8 +355,8 @@ class Group {
   placer_type placer_;
   balancer_type balancer_;
   // The process's TscClock (the TSC where it is invariant, steady_clock
-  // elsewhere): read at every wake-up it places, 11 ns against
-  // steady_clock's 28 on a kvm-clock guest.
+  // elsewhere): read at every wake-up it places (its cost against
+  // steady_clock's: docs/benchmarks.md, "Clock reads").
   taskplace::TscClock clock_ = taskplace::TscClock::process();
   std::unique_ptr<Slot[]> slots_;
   std::atomic<std::uint64_t> placed_remote_{0}, migrations_{0}, steal_attempts_{0}, steals_{0}, hot_skips_{0};

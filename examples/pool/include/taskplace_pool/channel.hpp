@@ -6,6 +6,8 @@
 //   co_await ch.send(1); std::optional<int> v = co_await ch.recv();
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <cstddef>
 #include <deque>
 #include <limits>

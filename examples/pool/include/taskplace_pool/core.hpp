@@ -10,6 +10,8 @@
 //   taskplace_pool::detail::wake(self, handle, WakeHint::sync);  // queue it again
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <coroutine>
 #include <cstdint>
 #include <stdexcept>

@@ -5,6 +5,8 @@
 // carries the sync hint, as an exiting task's wake of its parent does.
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <chrono>
 #include <condition_variable>
 #include <exception>

@@ -16,6 +16,8 @@
 //   int v = pool.block_on(compute());
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -41,7 +43,7 @@
 #include <utility>
 #include <vector>
 
-#include "taskplace/clock.hpp"
+#include "taskplace/tsc_clock.hpp"
 #include "taskplace/detail/math.hpp"
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
@@ -496,7 +498,7 @@ class Pool {
     // m next (the worker's own pop, or a thief). On one cache line with
     // the words a waker writes and reads next (queued, park), so that a
     // wake-up onto another worker moves one line there instead of the
-    // queue's lock, the deque and the count: split ping-pong 1.45x.
+    // queue's lock, the deque and the count (docs/pool.md, "The inbox").
     alignas(64) std::atomic<detail::TaskControl*> inbox{nullptr};
     std::atomic<std::uint32_t> queued{0};  // q and inbox
     // 1 while the hand-off slot holds a task. Written by the owner alone
@@ -1272,8 +1274,8 @@ class Pool {
   // The kernel's rq clock source (sched_clock: the TSC times a calibrated
   // mult): the process's TscClock, calibrated once (2 ms of spinning, by
   // the first pool constructed), steady_clock where the TSC is not
-  // invariant. A busy worker reads it once per task; a read is 11 ns
-  // against steady_clock's 28 on a kvm-clock guest.
+  // invariant. A busy worker reads it once per task; what a read costs
+  // against steady_clock's: docs/benchmarks.md, "Clock reads".
   taskplace::TscClock clock_ = taskplace::TscClock::process();
   placer_type placer_;  // wake-ups from off the pool (threads, no task)
   CpuId n_;

@@ -4,6 +4,8 @@
 // queued behind it ran.
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <chrono>
 #include <coroutine>
 #include <cstdint>

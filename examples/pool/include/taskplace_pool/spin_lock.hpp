@@ -12,6 +12,8 @@
 //   { std::lock_guard lk(m); /* a few loads and stores */ }
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <thread>

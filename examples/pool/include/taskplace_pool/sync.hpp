@@ -13,6 +13,8 @@
 //   { auto g = co_await mutex.scoped_lock(); /* ... */ }  // unlocked here
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>

@@ -9,6 +9,8 @@
 //   taskplace_pool::task<void> caller() { int x = co_await answer(); (void)x; }
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <coroutine>
 #include <exception>
 #include <optional>

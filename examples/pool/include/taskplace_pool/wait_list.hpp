@@ -6,6 +6,8 @@
 // (detail::QueuedAwaiter). Internal to the pool's headers.
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include <coroutine>
 #include <cstddef>
 #include <limits>

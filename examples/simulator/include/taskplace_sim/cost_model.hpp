@@ -1,25 +1,33 @@
 // taskplace_sim/cost_model.hpp: what moving a task or a message between
-// two CPUs costs: the distance between them, the cache refill a task pays
-// starting somewhere, the transfer cost of a message.
+// two CPUs costs: the distance between them in the hardware, the cache
+// refill a task pays starting somewhere, the cache lines a message or a
+// remote read moves.
 //
 // Kernel analogue: none; this is the hardware the scheduler runs on (the
 // cost the kernel's cache-hot and wake-affine heuristics try to avoid).
-// The topology's core / LLC / node numbers are copied into flat per-CPU
-// arrays once, so the per-event questions are array reads.
+// Distances are the hardware's (the L3 two CPUs really share, their memory
+// nodes: Hardware), not the scheduler's view, so an Intel SNC machine,
+// whose kernel splits the LLC at node boundaries, still pays nothing to
+// refill an L3 when a task moves between two nodes of one socket. The
+// topology's numbers are copied into flat per-CPU arrays once, so the
+// per-event questions are array reads.
 //
 //   taskplace_sim::CostModel cm{topo, costs};
-//   Distance d = cm.distance(0, 40);            // Distance::smt on two_node_80cpu
-//   Nanoseconds m = cm.message_cost(0, 20);     // costs.message_node
+//   Distance d = cm.distance(0, 40);             // Distance::smt on two_node_80cpu
+//   Nanoseconds m = cm.message_cost(0, 20, 100); // (8 + 2) lines at line_node
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "taskplace/concepts.hpp"
 #include "taskplace/types.hpp"
 #include "taskplace_sim/costs.hpp"
+#include "taskplace_sim/machine_spec.hpp"
 #include "taskplace_sim/report.hpp"
 
 namespace taskplace_sim {
@@ -28,19 +36,27 @@ using taskplace::CpuId;
 
 class CostModel {
  public:
-  // Effects: reads the topology's placement of every CPU.
-  // Complexity: O(cpu_count).
+  // Effects: reads the topology's placement of every CPU, and the hardware
+  //   (empty arrays: the topology's LLC and node ids).
+  // Throws: std::invalid_argument when hw's arrays are not one per CPU.
+  // Complexity: O(cpu_count log cpu_count).
   template <taskplace::Topology T>
-  CostModel(const T& topology, const Costs& costs) : costs_(costs) {
+  CostModel(const T& topology, const Costs& costs, const Hardware& hw = {}) : costs_(costs) {
     const auto n = static_cast<CpuId>(topology.cpu_count());
+    if ((!hw.l3.empty() && hw.l3.size() != n) || (!hw.mem_node.empty() && hw.mem_node.size() != n))
+      throw std::invalid_argument("CostModel: the hardware's l3 / mem_node arrays need one entry per CPU");
     core_.resize(n);
     llc_.resize(n);
+    l3_.resize(n);
     node_.resize(n);
     llc_size_.resize(n);
+    std::map<std::uint32_t, std::uint32_t> l3_ids;
     for (CpuId c = 0; c < n; ++c) {
       core_[c] = static_cast<std::uint32_t>(topology.core_of(c));
       llc_[c] = static_cast<std::uint32_t>(topology.llc_of(c));
-      node_[c] = static_cast<std::uint32_t>(topology.node_of(c));
+      const std::uint32_t l3_label = hw.l3.empty() ? llc_[c] : hw.l3[c];
+      l3_[c] = l3_ids.try_emplace(l3_label, static_cast<std::uint32_t>(l3_ids.size())).first->second;
+      node_[c] = hw.mem_node.empty() ? static_cast<std::uint32_t>(topology.node_of(c)) : hw.mem_node[c];
       llc_size_[c] = static_cast<std::uint32_t>(topology.llc_size(c));
       llcs_ = std::max(llcs_, llc_[c] + 1);
       sib_off_.push_back(static_cast<std::uint32_t>(sib_.size()));
@@ -48,6 +64,8 @@ class CostModel {
         if (static_cast<CpuId>(x) != c) sib_.push_back(static_cast<CpuId>(x));
     }
     sib_off_.push_back(static_cast<std::uint32_t>(sib_.size()));
+    l3s_ = static_cast<std::uint32_t>(l3_ids.size());
+    llc_bytes_ = hw.llc_bytes;
   }
 
   // The other hardware threads of c's core, in the topology's order.
@@ -55,26 +73,45 @@ class CostModel {
     return {sib_.data() + sib_off_[c], sib_off_[c + 1] - sib_off_[c]};
   }
 
+  // The scheduler's LLC (the topology's): its id, size, and the number of ids.
   std::uint32_t llc_of(CpuId c) const noexcept { return llc_[c]; }
   std::uint32_t llc_size(CpuId c) const noexcept { return llc_size_[c]; }
-  // The number of LLC ids (one more than the largest).
   std::uint32_t llc_count() const noexcept { return llcs_; }
+  // The hardware's L3 (dense ids), their number, and each one's capacity
+  // in bytes (0: unlimited).
+  std::uint32_t l3_of(CpuId c) const noexcept { return l3_[c]; }
+  std::uint32_t l3_count() const noexcept { return l3s_; }
+  std::uint64_t llc_bytes() const noexcept { return llc_bytes_; }
 
+  // The hardware distance: same CPU, SMT siblings, one L3, one memory
+  // node, or two nodes.
   Distance distance(CpuId a, CpuId b) const noexcept {
     if (a == b) return Distance::same_cpu;
     if (core_[a] == core_[b]) return Distance::smt;
-    if (llc_[a] == llc_[b]) return Distance::llc;
+    if (l3_[a] == l3_[b]) return Distance::llc;
     if (node_[a] == node_[b]) return Distance::other_llc;
     return Distance::other_node;
   }
 
-  // Returns: the refill a task pays starting on `c` after last running on
-  // `last` (no_cpu: never ran, nothing to refill): a cooled share of its
-  // private caches on its own core (`others_ran`: other tasks' run time on
-  // `last` since it left, ns), the whole of them elsewhere, plus the LLC and
-  // node shares when those change; scaled by the footprint (permille).
-  Nanoseconds cache_penalty(CpuId last, CpuId c, std::int64_t others_ran,
-                            std::uint32_t footprint_permille) const noexcept {
+  // Returns: the latency of one cache line written on `a` and read on `b`
+  // (0 on the same CPU).
+  Nanoseconds line(CpuId a, CpuId b) const noexcept {
+    switch (distance(a, b)) {
+      case Distance::same_cpu: return Nanoseconds{0};
+      case Distance::smt:
+      case Distance::llc: return costs_.line_llc;
+      case Distance::other_llc: return costs_.line_other_llc;
+      default: return costs_.line_node;
+    }
+  }
+
+  // Returns: the refill a task with a working set of `footprint_kb` pays
+  // starting on `c` after last running on `last` (no_cpu: never ran,
+  // nothing to refill): a cooled share of its private caches on its own
+  // core (`others_ran`: other tasks' run time on `last` since it left, ns),
+  // the whole of them elsewhere, plus the L3 share when the L3 changes and
+  // remote memory when the node does; the rates are per 256 KB.
+  Nanoseconds cache_penalty(CpuId last, CpuId c, std::int64_t others_ran, std::uint32_t footprint_kb) const noexcept {
     if (last == taskplace::no_cpu) return Nanoseconds{0};
     const Distance d = distance(last, c);
     Nanoseconds p{0};
@@ -88,28 +125,37 @@ class CostModel {
       if (d == Distance::other_llc || d == Distance::other_node) p += costs_.refill_llc;
       if (d == Distance::other_node) p += costs_.refill_node;
     }
-    return p * footprint_permille / 1000;
+    return p * footprint_kb / 256;
   }
 
-  // Returns: what the receiver on `to` pays for a message sent from `from`
-  // (no_cpu: nothing).
-  Nanoseconds message_cost(CpuId from, CpuId to) const noexcept {
+  // Returns: what a task of `footprint_kb` pays to refill, from memory, the
+  // part of its working set an over-full L3 evicted: with `resident_kb` of
+  // working sets homed in an L3 of llc_bytes() (> 0), the share
+  // 1 - capacity / resident of it misses (an LRU cache under uniform reuse
+  // keeps capacity / resident of each), at refill_llc per 256 KB.
+  // 0 when the working sets fit or the capacity is unlimited.
+  Nanoseconds capacity_penalty(std::uint64_t resident_kb, std::uint32_t footprint_kb) const noexcept {
+    const std::uint64_t cap_kb = llc_bytes_ / 1024;
+    if (cap_kb == 0 || resident_kb <= cap_kb) return Nanoseconds{0};
+    const double miss = 1.0 - static_cast<double>(cap_kb) / static_cast<double>(resident_kb);
+    return Nanoseconds{static_cast<std::int64_t>(static_cast<double>(costs_.refill_llc.count()) * footprint_kb / 256.0 * miss)};
+  }
+
+  // Returns: what the receiver on `to` pays for a message of `bytes` sent
+  // from `from`: message_lines plus one line per 64 bytes, each at the
+  // distance (no_cpu or the same CPU: nothing).
+  Nanoseconds message_cost(CpuId from, CpuId to, std::uint32_t bytes = 0) const noexcept {
     if (from == taskplace::no_cpu) return Nanoseconds{0};
-    switch (distance(from, to)) {
-      case Distance::same_cpu: return Nanoseconds{0};
-      case Distance::smt:
-      case Distance::llc: return costs_.message_llc;
-      case Distance::other_llc: return costs_.message_other_llc;
-      default: return costs_.message_node;
-    }
+    return line(from, to) * (costs_.message_lines + (bytes + 63) / 64);
   }
 
  private:
   Costs costs_;
-  std::vector<std::uint32_t> core_, llc_, node_, llc_size_;
+  std::vector<std::uint32_t> core_, llc_, l3_, node_, llc_size_;
   std::vector<CpuId> sib_;              // siblings of every CPU, CPU after CPU
   std::vector<std::uint32_t> sib_off_;  // where each CPU's siblings start in sib_
-  std::uint32_t llcs_ = 0;
+  std::uint32_t llcs_ = 0, l3s_ = 0;
+  std::uint64_t llc_bytes_ = 0;
 };
 
 }  // namespace taskplace_sim

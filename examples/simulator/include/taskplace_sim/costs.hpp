@@ -66,55 +66,94 @@ struct Costs {
   // thread: Intel's "up to 30%" for Hyper-Threading, 15-25% typical).
   std::uint32_t smt_speed_pct = 60;
 
+  // --- cache lines -------------------------------------------------------------
+  // Latency of one cache line another CPU wrote, read from: the same L3,
+  // another L3 of the same memory node, another node. Every cost below that
+  // moves data between CPUs is counted in these lines. defaults 50 / 100 /
+  // 200 ns: a modified line in another core of the same L3 ~40-60 ns and
+  // across the socket link ~100-130 ns on two-socket Xeons (Molka et al.
+  // 2009, Nehalem-EP; Intel's Memory Latency Checker on later parts),
+  // across a Zen CCX ~100 ns, and 2-3 hops on 8-socket glueless boxes
+  // ~200-300 ns.
+  Nanoseconds line_llc = 50ns;
+  Nanoseconds line_other_llc = 100ns;
+  Nanoseconds line_node = 200ns;
+
+  // --- the waker's own wake path --------------------------------------------------
+  // CPU time a wake-up costs the waking task (try_to_wake_up and
+  // select_task_rq on its CPU, the enqueue or the wake list), on top of the
+  // lines its idle search reads: each CPU the search looks at costs one
+  // line at that CPU's distance (idle_cpu() reads the remote rq).
+  // default 1us: perf bench sched pipe's 2-5 us a hop on 2008-2013 x86
+  // holds a write system call, a wake-up and a switch; Wang 2013 calls the
+  // wake-affine path "time-consuming".
+  Nanoseconds wake_path = 1us;
+  // Extra to the waker when the wakee goes to another CPU: the reschedule
+  // IPI it sends (or the remote wake list's cache lines). default 500ns: an
+  // x2APIC ICR write and the wake list's line, ~1000-1500 cycles.
+  Nanoseconds ipi_send = 500ns;
+
   // --- cache warmth --------------------------------------------------------------
-  // A task's working set is warm on the CPU it last ran on and in that
-  // CPU's LLC. Moving pays a refill, growing with distance; scaled by the
-  // task's footprint (permille of one "unit" working set of ~256 KB).
+  // A task's working set (TaskSpec::footprint_kb) is warm on the CPU it
+  // last ran on and in that CPU's L3. Moving pays a refill, growing with
+  // distance; the figures are per 256 KB of working set.
   // Refill of the private caches (L1/L2) from the LLC. default 8us: 256 KB
   // at ~32 GB/s.
   Nanoseconds refill_core = 8us;
-  // Extra refill of the LLC share from memory, when the LLC changes.
-  // default 20us: 256 KB of LLC misses, ~80 ns each, 8-way parallel.
+  // Extra refill of the LLC share from memory, when the L3 changes, and per
+  // 256 KB missing from an L3 that holds more than it can (see
+  // Hardware::llc_bytes). default 20us: 256 KB of LLC misses, ~80 ns each,
+  // 8-way parallel.
   Nanoseconds refill_llc = 20us;
-  // Extra when the node changes (remote memory, lines pulled across the
-  // interconnect). default 15us: remote DRAM ~1.7x local latency.
+  // Extra when the memory node changes (remote memory, lines pulled across
+  // the interconnect). default 15us: remote DRAM ~1.7x local latency.
   Nanoseconds refill_node = 15us;
   // Other tasks' run time on a CPU that fully evicts an absent task's
   // private cache share. default 1ms: a 256 KB L2 is rewritten in well
   // under a millisecond by a busy neighbour.
   Nanoseconds cache_cool = 1ms;
-  // Cost to the receiver of a message whose sender ran on another CPU
-  // (the data's cache lines move): same LLC, other LLC, other node.
-  // defaults 1us / 3us / 6us: a few dozen lines at 40/100/200 ns.
-  Nanoseconds message_llc = 1us;
-  Nanoseconds message_other_llc = 3us;
-  Nanoseconds message_node = 6us;
+  // Cache lines a message costs its receiver, beside its payload
+  // (Step::bytes / 64 lines), when the sender ran on another CPU: the
+  // socket buffer or pipe buffer bookkeeping, the wait queue, the
+  // sender's task and the lock. default 8.
+  std::uint32_t message_lines = 8;
+
+  // --- timing noise --------------------------------------------------------------------
+  // Each compute step's length is drawn uniformly within +-noise_pct percent
+  // of its nominal value. default 5: measured on this project's machine, a
+  // 10 us compute loop's 10th-90th percentile spread is 9.2-10.1 us.
+  std::uint32_t noise_pct = 5;
 
   // --- load balancing ------------------------------------------------------------
   // Periodic balance interval of level i: tick * (i + 1). default 4ms;
   // kernel: balance_interval starts at the domain weight in ms, 4 ms is
-  // the HZ=250 tick.
+  // the HZ=250 tick. Idle CPUs do not tick (NOHZ): a ticking CPU that runs
+  // two or more kicks the periodic balance of the idle ones (the kernel's
+  // nohz idle balance), at most once a tick.
   Nanoseconds tick = 4ms;
-  // Cost of one newidle pull attempt at a level spanning n CPUs:
-  // (newidle_base + n * newidle_per_cpu) * (1 + contention_pct/100 * k),
-  // k = other CPUs of that span balancing at the same time (they take the
-  // same run-queue locks). defaults 2us, 250ns, 50%: Low 2013 reports
-  // machine-level costs of tens of us on an 8-socket box.
+  // Whether idle CPUs stop their tick (NOHZ_IDLE, the kernel's default
+  // since CONFIG_NO_HZ in 2.6.21): their periodic balance then runs only
+  // when a busy CPU kicks it. default true; false: every CPU ticks.
+  bool nohz = true;
+  // Cost of one newidle pull attempt at a level: newidle_base plus, for
+  // every CPU of the level's span, balance_lines cache lines at that CPU's
+  // distance (update_sg_lb_stats reads each CPU's load, nr_running and
+  // capacity: a few lines, whose misses overlap, so one line's latency per
+  // CPU). No term for concurrent balancers: they contend only where they
+  // really meet, on the run-queue lock of the CPU they pull from.
+  // defaults 2us, 1: Low 2013 reports machine-level costs of tens of us on
+  // its 8-socket box (140 remote CPUs x 200 ns + 20 x 50 ns = 29 us).
   Nanoseconds newidle_base = 2us;
-  Nanoseconds newidle_per_cpu = 250ns;
-  std::uint32_t contention_pct = 50;
-  // Time a newidle pull holds the run-queue lock of the CPU it pulls from
-  // (the level's busiest), after the walk above: the double lock of both
-  // queues, the scan of the busiest queue's tasks and the detach/attach of
-  // the one pulled. The CPU pulled from cannot schedule meanwhile, so the
-  // task running there is delayed (stalled) by that much, and balancers
-  // pulling from the same CPU take the lock in turn, each spinning until
-  // it is free (Low 2013, RFC 3/3: "acquiring the rq locks can potentially
-  // prevent other CPUs from running something useful"). default 3us:
-  // a dozen or so cache lines of another socket's run queue, task and
-  // lock at ~200-250 ns each (remote-socket latency on 2013 multi-socket
-  // x86), about one context switch. 0: pulls take no lock, stall nothing.
-  Nanoseconds newidle_lock_hold = 3us;
+  std::uint32_t balance_lines = 1;
+  // Cache lines a newidle pull moves while it holds the run-queue lock of
+  // the CPU it pulls from (the double lock, the scan of that queue, the
+  // detach/attach of the task), at that CPU's distance: the hold. The CPU
+  // pulled from cannot schedule meanwhile, so the task running there is
+  // stalled that long, and balancers pulling from the same CPU take the
+  // lock in turn (Low 2013, RFC 3/3: "acquiring the rq locks can
+  // potentially prevent other CPUs from running something useful").
+  // default 12: a dozen lines, 2.4 us across sockets. 0: no hold.
+  std::uint32_t lock_lines = 12;
   // Cost per CPU looked at by a periodic balance (accounted, not charged).
   Nanoseconds periodic_per_cpu = 100ns;
   // The kernel's yardstick, used by the periodic pull's cache-hot test: a
@@ -129,7 +168,7 @@ struct Costs {
   // sd->cache_nice_tries, compared with the domain's nr_balance_failed.
   std::uint32_t cache_nice_tries = 1;
   // default table (see CacheHotModel); `taskplace_demo --cache-hot kernel`.
-  CacheHotModel cache_hot = CacheHotModel::table;
+  CacheHotModel cache_hot = CacheHotModel::kernel;
 };
 
 }  // namespace taskplace_sim

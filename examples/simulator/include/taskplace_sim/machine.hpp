@@ -5,10 +5,13 @@
 // Kernel analogue: a caricature of kernel/sched/fair.c around the two
 // decisions the library packages: per-CPU run queues ordered by vruntime,
 // a base slice, wake-up preemption (a woken sleeper with a vruntime lead
-// of more than the wake-up granularity preempts), remote wake-up latency,
-// a cache-warmth model that makes migrations cost more the farther they
-// go, periodic load balancing per level and newidle balancing whose cost
-// grows with the level's span and with concurrent balancers.
+// of more than the wake-up granularity preempts), the waker's own
+// wake-path cost, remote wake-up latency, a cache-warmth model that makes
+// migrations cost more the farther they go and L3s that hold only so
+// much, periodic load balancing per level with NOHZ (idle CPUs do not
+// tick; a busy one kicks their balance), and newidle balancing whose cost
+// grows with the cache lines its walk reads and whose pulls hold the
+// run-queue lock of the CPU they pull from.
 //
 //   taskplace_sim::Machine<taskplace::UniformTopology, taskplace::traits::Current> m{topo, workload};
 //   taskplace_sim::Report r = m.run(10ms, 200ms);
@@ -41,13 +44,32 @@
 #include "taskplace_sim/latency_histogram.hpp"
 #include "taskplace_sim/machine_state.hpp"
 #include "taskplace_sim/placer_view.hpp"
+#include "taskplace_sim/machine_spec.hpp"
 #include "taskplace_sim/report.hpp"
 #include "taskplace_sim/rng.hpp"
+#include "taskplace_sim/run_queue.hpp"
 #include "taskplace_sim/span_index.hpp"
 #include "taskplace_sim/trace.hpp"
 #include "taskplace_sim/workload.hpp"
 
 namespace taskplace_sim {
+
+// A scenario whose queues grow without bound (a sender outpacing its
+// receiver into a mailbox with no capacity): the simulation stops with
+// this rather than grow its memory.
+class SimulationDiverged : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// How Machine::run_steady() finds the end of the warm-up: after `min`, it
+// compares the completions of consecutive windows of `window`, and the
+// state is steady once two in a row differ by at most `tolerance_pct`
+// percent of the larger; it gives up at `max` (Report::steady false).
+struct SteadyState {
+  Nanoseconds min{10'000'000}, window{10'000'000}, max{500'000'000};
+  std::uint32_t tolerance_pct = 3;
+};
 
 namespace detail {
 // Whether newidle balancing with balance traits B is skipped while no CPU
@@ -84,17 +106,24 @@ class Machine {
   using Cpu = CpuRecord;
   using View = MachineView<Machine>;
 
+  // A mailbox without capacity that holds this many messages means the
+  // scenario diverges (SimulationDiverged).
+  static constexpr std::size_t max_unbounded_messages = std::size_t{1} << 16;
+
   // Effects: builds the machine; every task starts runnable on its
-  // start_cpu at time 0 with its initial messages.
-  // Throws: std::invalid_argument for a start CPU or a message / group
-  // target out of range.
-  Machine(const T& topology, Workload workload, Costs costs = {}, std::uint64_t seed = 1)
+  // start_cpu at time 0 with its initial messages. `hw`: the hardware
+  // under the topology (its L3s, memory nodes, L3 size; default: the
+  // topology's LLCs and nodes, unlimited L3s).
+  // Throws: std::invalid_argument for a start CPU, a message / signal /
+  // group / loop target out of range, or a message larger than its
+  // receiver's mailbox capacity.
+  Machine(const T& topology, Workload workload, Costs costs = {}, std::uint64_t seed = 1, const Hardware& hw = {})
       : topo_(&topology), w_(std::move(workload)), costs_(costs), rng_(seed),
         hot_table_{.migration_cost = costs.migration_cost,
                    .cache_nice_tries = {costs.cache_nice_tries, costs.cache_nice_tries, costs.cache_nice_tries,
                                         costs.cache_nice_tries, costs.cache_nice_tries}},
         hot_kernel_{.migration_cost = costs.migration_cost},
-        placer_(topology), balancer_(topology), cost_(topology, costs), spans_(topology) {
+        placer_(topology), balancer_(topology), cost_(topology, costs, hw), spans_(topology) {
     const auto n = static_cast<CpuId>(topology.cpu_count());
     cpus_.resize(n);
     for (CpuId c = 0; c < n; ++c) {
@@ -102,24 +131,32 @@ class Machine {
       rst_.emplace_back();
     }
     llc_idle_.assign(cost_.llc_count(), 0);
+    llc_busy_.assign(cost_.llc_count(), 0);
     for (CpuId c = 0; c < n; ++c) ++llc_idle_[cost_.llc_of(c)];
     idle_count_ = n;
+    idle_bits_.assign((n + 63) / 64, 0);
+    for (CpuId c = 0; c < n; ++c) idle_bits_[c / 64] |= std::uint64_t{1} << (c % 64);
+    resident_kb_.assign(cost_.l3_count(), 0);
     for (CpuId c = 0; c < n; ++c) smt_ = smt_ || topology.core_size(c) > 1;
     validate(n);
+    build_walk_costs(n);
     tasks_.resize(w_.tasks.size());
+    rq_ = RunQueues(n, tasks_.size());
     for (std::uint32_t i = 0; i < tasks_.size(); ++i) {
       Task& t = tasks_[i];
       t.spec = &w_.tasks[i];
       t.id = i;
       t.key = TaskKey{i} + 1;
       t.rr.assign(t.spec->program.size(), 0);
-      for (std::uint32_t k = 0; k < t.spec->initial_messages; ++k)
-        t.mailbox.push_back({t.spec->initial_from, w_.tasks[t.spec->initial_from].start_cpu, Nanoseconds{0}});
+      for (std::uint32_t k = 0; k < t.spec->initial_messages; ++k) {
+        t.mailbox.push_back({t.spec->initial_from, w_.tasks[t.spec->initial_from].start_cpu, Nanoseconds{0}, 0});
+        t.mailbox_used += 1;
+      }
     }
     for (auto& t : tasks_) enqueue(t, t.spec->start_cpu, false);
     for (CpuId c = 0; c < n; ++c) {
-      events_.push_in_lane(tick_lane, costs_.tick + costs_.tick * c / n, EventKind::tick, c, 0);
-      if (cpus_[c].mode == CpuMode::idle && !cpus_[c].queue.empty()) pick_next(c, false);
+      events_.push_in_lane(tick_lane, tick_phase(c), EventKind::tick, c, 0);
+      if (cpus_[c].mode == CpuMode::idle && !rq_.empty(c)) pick_next(c, false);
     }
   }
   Machine(const Machine&) = delete;
@@ -152,6 +189,36 @@ class Machine {
     start_measuring();
     run_until(warmup + measure);
     return report();
+  }
+
+  // Effects: warms up until the completions of two consecutive windows
+  // agree (SteadyState), resets every counter, runs `measure` more.
+  // Returns: the report of the measured window, with Report::warmup and
+  // Report::steady saying how the warm-up ended.
+  Report run_steady(const SteadyState& s, Nanoseconds measure) {
+    run_until(s.min);
+    std::uint64_t before = completions_all_;
+    run_until(now_ + s.window);
+    std::uint64_t last = completions_all_ - before;
+    bool steady = false;
+    while (now_ < s.max) {
+      before = completions_all_;
+      run_until(now_ + s.window);
+      const std::uint64_t cur = completions_all_ - before;
+      const std::uint64_t hi = std::max(cur, last), lo = std::min(cur, last);
+      last = cur;
+      if ((hi - lo) * 100 <= hi * s.tolerance_pct) {
+        steady = true;
+        break;
+      }
+    }
+    const Nanoseconds warm = now_;
+    start_measuring();
+    run_until(warm + measure);
+    Report r = report();
+    r.warmup = warm;
+    r.steady = steady;
+    return r;
   }
 
   // Effects: runs until every task has exited or `limit` passed.
@@ -209,12 +276,17 @@ class Machine {
         if (t.state != TaskState::running || t.cpu != c) return "cpu " + std::to_string(c) + " runs task " + t.spec->name + " whose state disagrees";
         ++seen[t.id];
       }
-      for (auto id : k.queue) {
-        const Task& t = tasks_[id];
+      for (const auto& e : rq_.entries(c)) {
+        const Task& t = tasks_[e.id];
         if (t.state != TaskState::runnable || t.cpu != c) return "task " + t.spec->name + " queued on cpu " + std::to_string(c) + " but not runnable there";
-        ++seen[id];
+        if (e.key != t.vruntime) return "task " + t.spec->name + " queued with a stale vruntime";
+        ++seen[e.id];
         ++queued;
       }
+      std::uint32_t listed = 0;
+      for (std::uint32_t id = rq_.oldest(c); id != RunQueues::none; id = rq_.after(id)) ++listed;
+      if (listed != rq_.size(c)) return "cpu " + std::to_string(c) + ": enqueue-order list disagrees with the queue";
+      if (((idle_bits_[c / 64] >> (c % 64)) & 1u) != (idle_now(c) ? 1u : 0u)) return "cpu " + std::to_string(c) + ": stale idle bit";
       if (k.idle_flag != idle_now(c)) return "cpu " + std::to_string(c) + ": stale idle flag";
       if (k.overloaded != (nr_running(c) >= 2)) return "cpu " + std::to_string(c) + ": stale overload flag";
       if (k.overloaded) ++overloaded;
@@ -231,7 +303,14 @@ class Machine {
       return "overloaded count " + std::to_string(overloaded_count_) + " != recount " + std::to_string(overloaded);
     if (overloaded > 0 && !overload_flag_) return "overload flag clear while a CPU runs two or more";
     if (llc_idle != llc_idle_) return "per-LLC idle counts differ from a recount";
+    std::vector<std::uint32_t> llc_busy(llc_busy_.size(), 0);
+    for (CpuId c = 0; c < cpus_.size(); ++c) llc_busy[cost_.llc_of(c)] += busy_now(c) ? 1u : 0u;
+    if (llc_busy != llc_busy_) return "per-LLC utilised counts differ from a recount";
     if (std::string s = spans_.check(); !s.empty()) return s;
+    std::vector<std::uint64_t> resident(resident_kb_.size(), 0);
+    for (const Task& t : tasks_)
+      if (t.state != TaskState::done && t.home_l3 != ~0u) resident[t.home_l3] += t.spec->footprint_kb;
+    if (resident != resident_kb_) return "per-L3 resident working sets differ from a recount";
     for (const Task& t : tasks_) {
       const bool placed = t.state == TaskState::running || t.state == TaskState::runnable;
       if (seen[t.id] != (placed ? 1 : 0)) return "task " + t.spec->name + " is on " + std::to_string(seen[t.id]) + " CPUs/queues";
@@ -265,12 +344,26 @@ class Machine {
       if (s.start_cpu >= n) throw std::invalid_argument("task " + s.name + ": start_cpu out of range");
       if (s.initial_messages > 0 && s.initial_from >= w_.tasks.size())
         throw std::invalid_argument("task " + s.name + ": initial_from out of range");
-      for (const auto& st : s.program) {
-        if (st.op == Op::send && st.target >= w_.tasks.size())
-          throw std::invalid_argument("task " + s.name + ": send target out of range");
+      for (std::size_t i = 0; i < s.program.size(); ++i) {
+        const Step& st = s.program[i];
+        if ((st.op == Op::send || st.op == Op::signal) && st.target >= w_.tasks.size())
+          throw std::invalid_argument("task " + s.name + ": send or signal target out of range");
         if ((st.op == Op::send_rr || st.op == Op::nudge) &&
             (st.target >= w_.groups.size() || w_.groups[st.target].empty()))
           throw std::invalid_argument("task " + s.name + ": group out of range or empty");
+        if (st.op == Op::loop && st.target > i)
+          throw std::invalid_argument("task " + s.name + ": a loop jumps forward (step " + std::to_string(i) +
+                                      " to " + std::to_string(st.target) + ")");
+        auto too_big = [&](std::uint32_t to) {
+          const std::uint32_t cap = w_.tasks[to].mailbox_bytes;
+          return cap != 0 && std::max(st.bytes, 1u) > cap;
+        };
+        bool big = st.op == Op::send && too_big(st.target);
+        if (st.op == Op::send_rr)
+          for (auto id : w_.groups[st.target]) big = big || (id < w_.tasks.size() && too_big(id));
+        if (big)
+          throw std::invalid_argument("task " + s.name + ": a " + std::to_string(st.bytes) +
+                                      "-byte message exceeds its receiver's mailbox capacity");
       }
     }
     for (const auto& g : w_.groups)
@@ -286,14 +379,22 @@ class Machine {
   // --- bookkeeping ------------------------------------------------------------
   bool idle_now(CpuId c) const {
     const Cpu& k = cpus_[c];
-    return k.mode == CpuMode::idle && k.queue.empty() && k.pending == 0;
+    return k.mode == CpuMode::idle && rq_.empty(c) && k.pending == 0;
   }
   std::uint32_t nr_running(CpuId c) const {
     const Cpu& k = cpus_[c];
-    return (k.curr >= 0 ? 1u : 0u) + static_cast<std::uint32_t>(k.queue.size()) + k.pending;
+    return (k.curr >= 0 ? 1u : 0u) + rq_.size(c) + k.pending;
+  }
+  // Whether c counts as utilised for SIS_UTIL: it has a task (running,
+  // queued or on its way). A CPU in a newidle balance does not: the
+  // kernel's PELT util_avg is the tasks' utilisation, which a balance
+  // does not raise (though idle_cpu() is false meanwhile).
+  bool busy_now(CpuId c) const {
+    const Cpu& k = cpus_[c];
+    return k.curr >= 0 || !rq_.empty(c) || k.pending > 0;
   }
   // What a pull looks for: a queued task on a CPU running two or more.
-  bool candidate_now(CpuId c) const { return !cpus_[c].queue.empty() && nr_running(c) >= 2; }
+  bool candidate_now(CpuId c) const { return !rq_.empty(c) && nr_running(c) >= 2; }
   // Effects: brings the idle flag, the idle counts, the overload count and
   // flag, and the span index up to date with c's queue, current task and
   // pending wake-ups. Called after every change of those, before anything
@@ -301,7 +402,7 @@ class Machine {
   void refresh(CpuId c) {
     Cpu& k = cpus_[c];
     const bool over = nr_running(c) >= 2;
-    spans_.set_candidate(c, over && !k.queue.empty());  // candidate_now(c), nr_running read once
+    spans_.set_load(c, over && !rq_.empty(c) ? nr_running(c) : 0);  // candidate_now(c), nr_running read once
     if (over != k.overloaded) {
       k.overloaded = over;
       if (over) {
@@ -311,9 +412,15 @@ class Machine {
         --overloaded_count_;
       }
     }
+    const bool busy = busy_now(c);
+    if (busy != k.busy_flag) {
+      k.busy_flag = busy;
+      llc_busy_[cost_.llc_of(c)] += busy ? 1u : ~0u;
+    }
     const bool idle = idle_now(c);
     if (idle == k.idle_flag) return;
     k.idle_flag = idle;
+    idle_bits_[c / 64] ^= std::uint64_t{1} << (c % 64);
     auto& l = llc_idle_[cost_.llc_of(c)];
     if (idle) {
       ++l;
@@ -333,13 +440,58 @@ class Machine {
           (t - now_) * static_cast<std::int64_t>(std::min<std::uint64_t>(idle_count_, queued_));
     if (t > now_) now_ = t;
   }
+  // The refill `t` pays starting on c: the move's (CostModel::cache_penalty)
+  // and, where it stays in its L3, what an over-full L3 evicted of it.
   Nanoseconds cache_penalty(const Task& t, CpuId c) const {
     if (t.last_cpu == taskplace::no_cpu) return Nanoseconds{0};
-    return cost_.cache_penalty(t.last_cpu, c, cpus_[t.last_cpu].run_total - t.cool_mark, t.spec->footprint_permille);
+    Nanoseconds p = cost_.cache_penalty(t.last_cpu, c, cpus_[t.last_cpu].run_total - t.cool_mark, t.spec->footprint_kb);
+    if (t.home_l3 == cost_.l3_of(c)) p += cost_.capacity_penalty(resident_kb_[t.home_l3], t.spec->footprint_kb);
+    return p;
+  }
+  // Effects: t's working set now lives in c's L3 (or nowhere: done).
+  void rehome(Task& t, std::uint32_t l3) {
+    if (t.home_l3 == l3) return;
+    if (t.home_l3 != ~0u) resident_kb_[t.home_l3] -= t.spec->footprint_kb;
+    t.home_l3 = l3;
+    if (l3 != ~0u) resident_kb_[l3] += t.spec->footprint_kb;
+  }
+  // The first tick of c: CPUs tick in turn across one period.
+  Nanoseconds tick_phase(CpuId c) const {
+    return costs_.tick + costs_.tick * c / static_cast<std::int64_t>(cpus_.size());
+  }
+  // Effects: the cost of a newidle attempt at each CPU's each level:
+  // newidle_base plus balance_lines lines at each span CPU's distance.
+  void build_walk_costs(CpuId n) {
+    walk_levels_ = 0;
+    for (CpuId c = 0; c < n; ++c)
+      walk_levels_ = std::max(walk_levels_, static_cast<std::uint32_t>(topo_->level_count(c)));
+    walk_cost_.assign(static_cast<std::size_t>(n) * walk_levels_, Nanoseconds{0});
+    for (CpuId c = 0; c < n; ++c)
+      for (std::uint32_t i = 0; i < topo_->level_count(c); ++i) {
+        Nanoseconds sum{0};
+        for (auto x : topo_->level_cpus(c, i)) sum += cost_.line(c, static_cast<CpuId>(x));
+        walk_cost_[static_cast<std::size_t>(c) * walk_levels_ + i] = costs_.newidle_base + sum * costs_.balance_lines;
+      }
+  }
+  Nanoseconds walk_cost(CpuId c, std::uint32_t level) const {
+    return walk_cost_[static_cast<std::size_t>(c) * walk_levels_ + level];
+  }
+  // The compute step's length with timing noise (Costs::noise_pct).
+  Nanoseconds noisy(Nanoseconds d) {
+    if (costs_.noise_pct == 0 || d.count() <= 0) return d;
+    const std::int64_t span = d.count() * static_cast<std::int64_t>(costs_.noise_pct) / 100;
+    if (span == 0) return d;
+    const auto u = static_cast<std::int64_t>(rng_.next() % static_cast<std::uint64_t>(2 * span + 1));
+    return Nanoseconds{std::max<std::int64_t>(1, d.count() - span + u)};
   }
 
   // --- machine_run_queues.hpp -------------------------------------------------
   void update_min_vruntime(CpuId c);
+  void queue_task(Task& t, CpuId c) {
+    rq_.push(c, t.id, t.vruntime);
+    ++queued_;
+  }
+  void restart_tick(CpuId c);
   void enqueue(Task& t, CpuId c, bool wakeup);
   void leave_cpu(Task& t, CpuId c);
   void requeue(CpuId c);
@@ -359,19 +511,22 @@ class Machine {
   StepResult step(Task& t, CpuId c);
   StepResult finish(Task& t, CpuId c);
   void block(Task& t, CpuId c, TaskState st);
-  void send(Task& from, std::uint32_t to, CpuId c, Nanoseconds stamp, bool sync);
+  bool send(Task& from, std::uint32_t to, CpuId c, Nanoseconds stamp, bool sync, std::uint32_t bytes);
+  void take_message(Task& t, CpuId c);
   void wake(Task& u, Task* waker, CpuId c, bool sync);
   void on_arrival(Task& u);
   void on_timer(Task& u);
 
   // --- machine_balance.hpp ----------------------------------------------------
   std::int64_t pick_victim(CpuId src, const Cpu* thief, std::uint32_t level, taskplace::LevelKind kind) const;
+  bool periodic_balance(CpuId c, bool all_levels);
+  void nohz_kick();
   bool may_take(const Cpu& thief, std::uint32_t level, taskplace::LevelKind kind, Nanoseconds last_ran) const;
   void record_hot(Cpu& thief, std::uint32_t level, taskplace::BalanceKind kind, taskplace::PullOutcome o) const;
   template <class Span>
   CpuId busiest(const Span& span, std::uint32_t level, CpuId c) const;
-  Task& detach(CpuId src, std::size_t idx);
-  void lock_for_pull(CpuId src, Nanoseconds& clock);
+  Task& detach(CpuId src, std::uint32_t id);
+  void lock_for_pull(CpuId thief, CpuId src, Nanoseconds& clock);
   bool newidle(CpuId c);
   void on_tick(CpuId c);
 
@@ -391,7 +546,12 @@ class Machine {
   std::vector<Cpu> cpus_;
   std::vector<typename Balancer::state> bst_;
   std::vector<reservation_cpu_state> rst_;
-  std::vector<std::uint32_t> llc_idle_;
+  std::vector<std::uint32_t> llc_idle_, llc_busy_;
+  std::vector<std::uint64_t> idle_bits_;    // bit c: idle_now(c)
+  std::vector<std::uint64_t> resident_kb_;  // per L3: working sets homed there
+  std::vector<Nanoseconds> walk_cost_;      // [cpu * walk_levels_ + level]
+  std::uint32_t walk_levels_ = 0;
+  RunQueues rq_;
   std::vector<Task> tasks_;
   EventQueue events_;
   // event_count_: in the measured window; events_all_: since construction.
@@ -401,6 +561,8 @@ class Machine {
   // none (kernel: rd->overloaded, add_nr_running / update_sd_lb_stats).
   std::uint64_t overloaded_count_ = 0;
   bool overload_flag_ = false;
+  std::uint64_t completions_all_ = 0;     // count steps since construction
+  Nanoseconds nohz_next_{0};              // the next nohz idle balance allowed
   std::size_t done_ = 0;
   Nanoseconds now_{0}, measure_start_{0}, all_done_at_{0};
   bool measuring_ = false, smt_ = false;

@@ -5,9 +5,13 @@
 //
 // Kernel analogue: newidle_balance / sched_balance_newidle (the balancer
 // call; the pull is a caricature of load_balance: the busiest CPU of the
-// span, its least recently run queued task) and the periodic
-// rebalance_domains with its cache-hot test (can_migrate_task,
-// cache_nice_tries).
+// span, the first movable of its queued tasks in enqueue order, at most
+// sysctl_sched_nr_migrate = 32 looked at, as detach_tasks() walks
+// cfs_tasks from its tail), the periodic rebalance_domains with its
+// cache-hot test (can_migrate_task, cache_nice_tries), and NOHZ: idle CPUs
+// do not tick, and a busy CPU whose tick finds it running two or more
+// kicks the balance of the idle ones (nohz_balancer_kick,
+// _nohz_idle_balance).
 //
 // The span questions (which CPUs of a span are balancing, which have a
 // task to give) are answered from the SpanIndex, which the machine keeps
@@ -16,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <ranges>
 
@@ -23,23 +28,21 @@
 
 namespace taskplace_sim {
 
-// The least recently run queued task of `src`; with a `thief` (a periodic
-// balance at its level `level`, of kind `kind`), only among those the
-// library's TaskHot lets it take (kernel can_migrate_task: not cache hot,
-// or the level's balances failed more than cache_nice_tries times); -1 if
-// none.
+// The queued task of `src` a pull takes: the one queued longest ago; with
+// a `thief` (a balance at its level `level`, of kind `kind`), the first in
+// enqueue order the library's TaskHot lets it take (kernel
+// can_migrate_task: not cache hot, or the level's balances failed more
+// than cache_nice_tries times), looking at no more than 32 (kernel
+// sysctl_sched_nr_migrate, detach_tasks' loop_max); -1 if none.
+// Complexity: O(1), at most 32 steps.
 template <taskplace::Topology T, class W, class B>
 std::int64_t Machine<T, W, B>::pick_victim(CpuId src, const Cpu* thief, std::uint32_t level,
                                            taskplace::LevelKind kind) const {
-  const Cpu& k = cpus_[src];
-  std::int64_t best = -1;
-  for (std::size_t i = 0; i < k.queue.size(); ++i) {
-    const Task& t = tasks_[k.queue[i]];
-    if (thief != nullptr && !may_take(*thief, level, kind, t.last_ran)) continue;
-    if (best < 0 || t.last_ran < tasks_[k.queue[static_cast<std::size_t>(best)]].last_ran)
-      best = static_cast<std::int64_t>(i);
-  }
-  return best;
+  constexpr std::uint32_t nr_migrate = 32;
+  std::uint32_t looked = 0;
+  for (std::uint32_t id = rq_.oldest(src); id != RunQueues::none && looked < nr_migrate; id = rq_.after(id), ++looked)
+    if (thief == nullptr || may_take(*thief, level, kind, tasks_[id].last_ran)) return id;
+  return -1;
 }
 
 // Whether `thief`, balancing at its level `level` (of kind `kind`), may
@@ -67,30 +70,22 @@ void Machine<T, W, B>::record_hot(Cpu& thief, std::uint32_t level, taskplace::Ba
 }
 
 // The CPU of `span` (c's level `level` span; other than c) with the most
-// tasks and one queued, the first in span order on a tie; no_cpu if none.
+// tasks and one queued; on a tie, the first in SpanIndex's bucket order
+// (the first in span order where the spans are walked); no_cpu if none.
+// Complexity: O(1) with exact spans (SpanIndex::busiest), O(span) else.
 template <taskplace::Topology T, class W, class B>
 template <class Span>
 CpuId Machine<T, W, B>::busiest(const Span& span, std::uint32_t level, CpuId c) const {
   CpuId best = taskplace::no_cpu;
   std::uint32_t most = 0;
   if (spans_.exact()) {
-    // Every candidate has a queued task and two or more: the walk's test.
-    std::uint32_t best_pos = 0;
-    for (const CpuId s : spans_.candidates(spans_.group(c, level))) {
-      if (s == c) continue;
-      const std::uint32_t n = nr_running(s);
-      const std::uint32_t pos = spans_.position(s, level);
-      if (n > most || (n == most && pos < best_pos)) {
-        most = n;
-        best = s;
-        best_pos = pos;
-      }
-    }
-    return best;
+    // Every candidate has a queued task and two or more: the walk's test;
+    // the most tasks first (ties: SpanIndex's bucket order).
+    return spans_.busiest(spans_.group(c, level), c);
   }
   for (auto x : span) {
     const auto s = static_cast<CpuId>(x);
-    if (s == c || cpus_[s].queue.empty()) continue;
+    if (s == c || rq_.empty(s)) continue;
     const std::uint32_t n = nr_running(s);
     if (n >= 2 && n > most) {
       most = n;
@@ -100,28 +95,27 @@ CpuId Machine<T, W, B>::busiest(const Span& span, std::uint32_t level, CpuId c) 
   return best;
 }
 
-// Takes queued task at `idx` off src's queue (the caller queues it).
+// Takes queued task `id` off src's queue (the caller queues it).
 template <taskplace::Topology T, class W, class B>
-auto Machine<T, W, B>::detach(CpuId src, std::size_t idx) -> Task& {
-  Cpu& s = cpus_[src];
-  Task& t = tasks_[s.queue[idx]];
-  s.queue.erase(s.queue.begin() + static_cast<std::ptrdiff_t>(idx));
+auto Machine<T, W, B>::detach(CpuId src, std::uint32_t id) -> Task& {
+  Task& t = tasks_[id];
+  rq_.remove(id);
   refresh(src);
   return t;
 }
 
-// Effects: a newidle puller takes src's run-queue lock at `clock` (its own
-// balance time, moved on): it waits until earlier pullers have released
-// the lock, holds it newidle_lock_hold, and the task running on src makes
-// no progress for that long (its segment, and its slice, end that much
+// Effects: a newidle puller on `thief` takes src's run-queue lock at
+// `clock` (its own balance time, moved on): it waits until earlier pullers
+// have released the lock, holds it lock_lines cache lines at the two CPUs'
+// distance, and the task running on src makes no progress for that long (its segment, and its slice, end that much
 // later; a CPU switching tasks stalls in its switch the same way).
 // Kernel analogue: load_balance's double_rq_lock of this_rq and busiest
 // around detach_tasks; busiest cannot schedule, and wake-ups onto it and
 // its tick spin, until the puller lets go (the model charges the running
 // task only: wake-ups onto src are not delayed).
 template <taskplace::Topology T, class W, class B>
-void Machine<T, W, B>::lock_for_pull(CpuId src, Nanoseconds& clock) {
-  const Nanoseconds hold = costs_.newidle_lock_hold;
+void Machine<T, W, B>::lock_for_pull(CpuId thief, CpuId src, Nanoseconds& clock) {
+  const Nanoseconds hold = cost_.line(thief, src) * costs_.lock_lines;
   if (hold.count() <= 0) return;
   Cpu& s = cpus_[src];
   clock = std::max(clock, s.lock_free_at) + hold;
@@ -133,10 +127,10 @@ void Machine<T, W, B>::lock_for_pull(CpuId src, Nanoseconds& clock) {
 }
 
 // Effects: the newidle balance of c through the library's IdleBalancer.
-// Each pull attempt costs (newidle_base + span x newidle_per_cpu) x
-// (1 + contention_pct/100 x k), k the other CPUs of the span balancing,
-// plus, when it pulls, the wait for and hold of the busiest CPU's run-queue
-// lock (lock_for_pull). With the overload gate (overload_gated) the
+// Each pull attempt costs newidle_base plus balance_lines cache lines per
+// CPU of the span at its distance (walk_cost), plus, when it pulls, the
+// wait for and hold of the busiest CPU's run-queue lock (lock_for_pull):
+// concurrent balancers cost each other only there. With the overload gate (overload_gated) the
 // machine's overload flag goes to the balancer as taskplace::Overload;
 // while it is clear there is nothing any walk could pull: no balance, no
 // cost, the CPU's idle period starts at once (kernel: newidle_balance
@@ -155,37 +149,28 @@ bool Machine<T, W, B>::newidle(CpuId c) {
   // needs.
   const bool test_hot = costs_.cache_hot == CacheHotModel::kernel;
   auto pull = [&](std::uint32_t level, taskplace::LevelKind kind, const auto& span) noexcept {
-    std::uint32_t others = 0, n = 0;
-    if (spans_.exact()) {
-      const std::uint32_t g = spans_.group(c, level);
-      n = spans_.size(g);
-      others = spans_.balancing(g) - (spans_.is_balancing(c) ? 1u : 0u);
-    } else {
-      for (auto x : span) {
-        ++n;
-        if (static_cast<CpuId>(x) != c && cpus_[static_cast<CpuId>(x)].balancing) ++others;
-      }
-    }
-    const Nanoseconds base = costs_.newidle_base + costs_.newidle_per_cpu * n;
-    clock_now += base * (100 + costs_.contention_pct * others) / 100;
+    clock_now += noisy(walk_cost(c, level));
     constexpr auto newidle = taskplace::BalanceKind::newidle;
     const CpuId src = busiest(span, level, c);
     if (src == taskplace::no_cpu) {
       record_hot(k, level, newidle, taskplace::PullOutcome::balanced);
       return false;
     }
+    // The busiest CPU's lock is taken before its tasks are looked at
+    // (kernel: load_balance's rq_lock_irqsave(busiest) around
+    // detach_tasks), so a pull that finds only hot tasks holds it too.
+    lock_for_pull(c, src, clock_now);
     const std::int64_t v = pick_victim(src, test_hot ? &k : nullptr, level, kind);
     if (v < 0) {
       record_hot(k, level, newidle, taskplace::PullOutcome::refused);
       return false;
     }
     record_hot(k, level, newidle, taskplace::PullOutcome::moved);
-    lock_for_pull(src, clock_now);
-    Task& t = detach(src, static_cast<std::size_t>(v));
+    Task& t = detach(src, static_cast<std::uint32_t>(v));
     t.vruntime = t.vruntime - cpus_[src].min_vruntime + k.min_vruntime;
     t.vr_cpu = c;
     t.cpu = c;
-    k.queue.push_back(t.id);
+    rq_.push(c, t.id, t.vruntime);
     refresh(c);
     return true;
   };
@@ -216,20 +201,19 @@ bool Machine<T, W, B>::newidle(CpuId c) {
   return true;
 }
 
-// Effects: the periodic tick of c: cost decay, then for each level whose
-// interval (tick x (level + 1)) is due, pull one task that is not cache
-// hot from the busiest CPU when it runs at least two more than c. A
-// balance of the top level (the whole machine) also sets the overload flag
-// to whether any CPU runs two or more now (kernel: update_sd_lb_stats at
-// the root domain's top level, the only place the flag is cleared).
+// Effects: the periodic balance of c: for each level due (all of them
+// with `all_levels`, as a NOHZ idle balance runs them), pull one task that
+// is not cache hot from the busiest CPU when it runs at least two more
+// than c; stops at the first pull. A balance of the top level (the whole
+// machine) also sets the overload flag to whether any CPU runs two or more
+// now (kernel: update_sd_lb_stats at the root domain's top level, the only
+// place the flag is cleared). Returns: whether it pulled.
 template <taskplace::Topology T, class W, class B>
-void Machine<T, W, B>::on_tick(CpuId c) {
+bool Machine<T, W, B>::periodic_balance(CpuId c, bool all_levels) {
   Cpu& k = cpus_[c];
-  balancer_.tick(bst_[c], now_);
-  ++k.ticks;
   const auto levels = static_cast<std::uint32_t>(topo_->level_count(c));
   for (std::uint32_t i = 0; i < levels; ++i) {
-    if (k.ticks % (i + 1) != 0) continue;
+    if (!all_levels && k.ticks % (i + 1) != 0) continue;
     if (i + 1 == levels) overload_flag_ = overloaded_count_ > 0;
     const auto span = topo_->level_cpus(c, i);
     if (measuring_) r_.periodic_time += costs_.periodic_per_cpu * static_cast<std::int64_t>(std::ranges::size(span));
@@ -245,12 +229,50 @@ void Machine<T, W, B>::on_tick(CpuId c) {
       continue;
     }
     record_hot(k, i, periodic, taskplace::PullOutcome::moved);
-    Task& t = detach(src, static_cast<std::size_t>(v));
+    Task& t = detach(src, static_cast<std::uint32_t>(v));
     --queued_;
     if (measuring_) ++r_.periodic_pulls;
     enqueue(t, c, false);
-    break;
+    return true;
   }
+  return false;
+}
+
+// Effects: the NOHZ idle balance a busy CPU's tick kicks: every idle CPU,
+// in CPU order, runs its periodic balance at every level, until no CPU
+// runs two or more; at most once a tick machine-wide (kernel:
+// nohz_balancer_kick when the kicking CPU runs two or more, then
+// _nohz_idle_balance on behalf of every idle CPU). The kicked CPU's time
+// is not charged (it was idle).
+template <taskplace::Topology T, class W, class B>
+void Machine<T, W, B>::nohz_kick() {
+  if (now_ < nohz_next_) return;
+  nohz_next_ = now_ + costs_.tick;
+  for (std::size_t w = 0; w < idle_bits_.size() && overloaded_count_ > 0; ++w) {
+    std::uint64_t bits = idle_bits_[w];
+    while (bits != 0 && overloaded_count_ > 0) {
+      const auto c = static_cast<CpuId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+      bits &= bits - 1;
+      if (idle_now(c)) periodic_balance(c, true);
+    }
+  }
+}
+
+// Effects: the periodic tick of c: cost decay and the balance of the levels
+// due (periodic_balance); a tick that finds c idle stops (NOHZ: restarted
+// when c next runs a task, restart_tick); one that finds c running two or
+// more kicks the idle CPUs' balance (nohz_kick).
+template <taskplace::Topology T, class W, class B>
+void Machine<T, W, B>::on_tick(CpuId c) {
+  Cpu& k = cpus_[c];
+  if (costs_.nohz && idle_now(c)) {
+    k.tick_on = false;
+    return;
+  }
+  balancer_.tick(bst_[c], now_);
+  ++k.ticks;
+  periodic_balance(c, false);
+  if (costs_.nohz && nr_running(c) >= 2 && idle_count_ > 0) nohz_kick();
   events_.push_in_lane(tick_lane, now_ + costs_.tick, EventKind::tick, c, 0);
 }
 

@@ -5,9 +5,10 @@
 //
 // Kernel analogue: enqueue_entity / place_entity, check_preempt_wakeup,
 // pick_next_entity, update_curr and the tick's slice check, much
-// simplified: the least vruntime runs, a woken sleeper is placed at most
-// sleeper_credit behind min_vruntime and preempts the running task when it
-// leads by more than the wake-up granularity.
+// simplified: the least vruntime runs (an O(log n) pick from RunQueues),
+// a woken sleeper is placed at most sleeper_credit behind min_vruntime and
+// preempts the running task when it leads by more than the wake-up
+// granularity.
 #pragma once
 
 #include <algorithm>
@@ -28,7 +29,7 @@ void Machine<T, W, B>::update_min_vruntime(CpuId c) {
     m = tasks_[static_cast<std::uint32_t>(k.curr)].vruntime;
     if (k.mode == CpuMode::running) m += std::max<std::int64_t>(0, (now_ - k.seg_start).count());
   }
-  for (auto id : k.queue) m = std::min(m, tasks_[id].vruntime);
+  if (!rq_.empty(c)) m = std::min(m, rq_.top_key(c));
   if (m != INT64_MAX && m > k.min_vruntime) k.min_vruntime = m;
 }
 
@@ -53,8 +54,7 @@ void Machine<T, W, B>::enqueue(Task& t, CpuId c, bool wakeup) {
   if (wakeup) t.vruntime = std::max(t.vruntime, k.min_vruntime - costs_.sleeper_credit.count());
   t.state = TaskState::runnable;
   t.cpu = c;
-  k.queue.push_back(t.id);
-  ++queued_;
+  queue_task(t, c);
   refresh(c);
   if (k.mode == CpuMode::idle) {
     pick_next(c, false);
@@ -77,6 +77,7 @@ void Machine<T, W, B>::enqueue(Task& t, CpuId c, bool wakeup) {
 template <taskplace::Topology T, class W, class B>
 void Machine<T, W, B>::leave_cpu(Task& t, CpuId c) {
   t.last_cpu = c;
+  rehome(t, cost_.l3_of(c));
   t.cool_mark = cpus_[c].run_total;
   t.last_ran = now_;
   cpus_[c].curr = -1;
@@ -89,9 +90,20 @@ void Machine<T, W, B>::requeue(CpuId c) {
   placer_.task_stops(t.ps, now_);  // preempted, not asleep: its run goes on (traits::SisCurrent)
   leave_cpu(t, c);
   t.state = TaskState::runnable;
-  cpus_[c].queue.push_back(t.id);
-  ++queued_;
+  queue_task(t, c);
   refresh(c);
+}
+
+// Effects: restarts c's stopped tick at its next tick time (NOHZ: a CPU
+// stops ticking when a tick finds it idle).
+template <taskplace::Topology T, class W, class B>
+void Machine<T, W, B>::restart_tick(CpuId c) {
+  Cpu& k = cpus_[c];
+  if (k.tick_on) return;
+  k.tick_on = true;
+  const Nanoseconds phase = tick_phase(c);
+  const std::int64_t periods = now_ < phase ? 0 : (now_ - phase) / costs_.tick + 1;
+  events_.push_in_lane(tick_lane, phase + costs_.tick * periods, EventKind::tick, c, 0);
 }
 
 // Effects: charges the running task's time since seg_start.
@@ -180,7 +192,7 @@ template <taskplace::Topology T, class W, class B>
 void Machine<T, W, B>::pick_next(CpuId c, bool allow_balance) {
   Cpu& k = cpus_[c];
   for (;;) {
-    if (k.queue.empty()) {
+    if (rq_.empty(c)) {
       if (allow_balance && newidle(c)) return;
       k.mode = CpuMode::idle;
       k.curr = -1;
@@ -189,12 +201,9 @@ void Machine<T, W, B>::pick_next(CpuId c, bool allow_balance) {
       if (smt_) smt_changed(c);
       return;
     }
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < k.queue.size(); ++i)
-      if (tasks_[k.queue[i]].vruntime < tasks_[k.queue[best]].vruntime) best = i;
-    Task& t = tasks_[k.queue[best]];
-    k.queue.erase(k.queue.begin() + static_cast<std::ptrdiff_t>(best));
+    Task& t = tasks_[rq_.pop(c)];
     --queued_;
+    restart_tick(c);
     if (k.idle_stamped) {
       balancer_.idle_end(bst_[c], now_);
       k.idle_stamped = false;
@@ -211,6 +220,8 @@ void Machine<T, W, B>::pick_next(CpuId c, bool allow_balance) {
         ++r_.migrations[static_cast<std::size_t>(cost_.distance(t.last_cpu, c))];
     }
     const Nanoseconds penalty = cache_penalty(t, c);
+    if (measuring_ && t.home_l3 == cost_.l3_of(c))
+      r_.capacity_time += cost_.capacity_penalty(resident_kb_[t.home_l3], t.spec->footprint_kb);
     StepResult res = StepResult::compute;
     k.need_resched = false;
     if (t.spurious) {
@@ -249,9 +260,7 @@ template <taskplace::Topology T, class W, class B>
 bool Machine<T, W, B>::still_least(CpuId c) const {
   const Cpu& k = cpus_[c];
   const std::int64_t v = tasks_[static_cast<std::uint32_t>(k.curr)].vruntime;
-  for (auto id : k.queue)
-    if (tasks_[id].vruntime <= v) return false;
-  return true;
+  return rq_.empty(c) || rq_.top_key(c) > v;
 }
 
 template <taskplace::Topology T, class W, class B>
@@ -273,7 +282,7 @@ void Machine<T, W, B>::on_cpu_event(CpuId c) {
     k.in_step = false;
   }
   if (res == StepResult::compute) {
-    const bool slice_over = now_ >= k.slice_end && !k.queue.empty();
+    const bool slice_over = now_ >= k.slice_end && !rq_.empty(c);
     if (slice_over && !k.need_resched && still_least(c)) {
       // The pick would choose it again: the kernel's pick_next_task
       // returns prev, no switch happens and a new slice begins.

@@ -25,7 +25,9 @@ using taskplace::CpuId;
 using taskplace::Nanoseconds;
 using taskplace::TaskKey;
 
-enum class TaskState : std::uint8_t { runnable, running, waiting, sleeping, in_flight, done };
+// waiting: for a message; waiting_signal: for a signal; blocked_send: on a
+// full mailbox, to send again once its receiver took a message.
+enum class TaskState : std::uint8_t { runnable, running, waiting, waiting_signal, blocked_send, sleeping, in_flight, done };
 enum class CpuMode : std::uint8_t { idle, running, overhead };
 
 // A Clock whose time the simulator moves (the balancer times its pulls).
@@ -39,6 +41,7 @@ struct Msg {
   std::uint32_t from = 0;
   CpuId from_cpu = taskplace::no_cpu;
   Nanoseconds stamp{0};
+  std::uint32_t bytes = 0;
 };
 
 // A task's FIFO of messages (no allocation per message once it has
@@ -69,16 +72,18 @@ struct TaskRecord {
   Nanoseconds work{0};               // every compute, penalty and cost assigned
   Nanoseconds last_ran{0};
   std::int64_t cool_mark = 0;
-  std::uint32_t loops = 0;
-  std::vector<std::uint32_t> rr;     // round-robin position per send_rr step
+  std::vector<std::uint32_t> rr;     // per step: send_rr's position, loop's count
+  std::uint64_t mailbox_used = 0;    // bytes queued (capacity: spec->mailbox_bytes)
+  std::vector<std::uint32_t> blocked_senders;  // waiting for room in the mailbox
+  bool signal_pending = false;
+  std::uint32_t home_l3 = ~0u;       // the L3 its working set is in (none yet)
   PlacerState ps{};
 };
 
-// One simulated CPU: its run queue and what it is doing.
+// One simulated CPU: what it is doing (its queue is in RunQueues).
 struct CpuRecord {
   CpuMode mode = CpuMode::idle;
   std::int32_t curr = -1;
-  std::vector<std::uint32_t> queue;  // runnable tasks, not running
   std::uint32_t pending = 0;         // wake-ups in flight towards this CPU
   Nanoseconds seg_start{0}, slice_end{0};
   std::uint64_t gen = 0;             // bumped when the CPU's plan changes
@@ -86,6 +91,8 @@ struct CpuRecord {
   std::int64_t run_total = 0;        // task run time on this CPU, ns
   bool balancing = false, in_step = false, need_resched = false, idle_stamped = false;
   bool idle_flag = true;
+  bool busy_flag = false;            // has a task: counts for SIS_UTIL
+  bool tick_on = true;               // false: idle, its tick stopped (NOHZ)
   bool overloaded = false;           // runs two or more (nr_running >= 2)
   std::uint64_t ticks = 0;
   std::uint32_t rate = 100;          // percent speed of the current segment

@@ -8,8 +8,10 @@
 //
 // load(c) is 1024 x runnable tasks (sleepers left out, as the affine
 // input docs prescribe with wakee_load = 0); llc_utilization_pct is the
-// share of the LLC's CPUs that are not idle, from a per-LLC idle count the
-// machine keeps up to date (never recounted).
+// share of the LLC's CPUs that have a task (running, queued or on its
+// way; a CPU busy in a newidle balance has none, as PELT's util_avg does
+// not count it), from a per-LLC count the machine keeps up to date (never
+// recounted).
 //
 //   const taskplace::Placement p = placer.place(wakeup, MachineView<Machine>{&m}, now);
 #pragma once
@@ -28,7 +30,7 @@ struct MachineView {
   std::uint64_t load(taskplace::CpuId c) const { return std::uint64_t{1024} * m->nr_running(c); }
   std::uint32_t llc_utilization_pct(taskplace::CpuId c) const {
     const auto size = m->cost_.llc_size(c);
-    return 100u * (size - m->llc_idle_[m->cost_.llc_of(c)]) / size;
+    return 100u * m->llc_busy_[m->cost_.llc_of(c)] / size;
   }
   const auto& reservation(taskplace::CpuId c) const { return m->rst_[c]; }
 };

@@ -60,6 +60,12 @@ struct Report {
   std::uint64_t newidle_not_overloaded = 0;  // newly idle with no CPU overloaded: no balance
   std::uint64_t periodic_pulls = 0;
   std::uint64_t preemptions = 0, context_switches = 0;
+  Nanoseconds wake_path_time{0};       // wakers' CPU time on their wake paths
+  Nanoseconds capacity_time{0};        // refills of what over-full L3s evicted
+  std::uint64_t signals_coalesced = 0; // signals that found one pending
+  std::uint64_t sends_blocked = 0;     // sends that found a full mailbox
+  Nanoseconds warmup{0};               // run_steady: the warm-up's length
+  bool steady = true;                  // run_steady: false if it never settled
   std::array<std::uint64_t, wake_counter_count> wake{};
   std::array<std::uint64_t, balance_counter_count> balance{};
 
@@ -100,6 +106,9 @@ struct Report {
          static_cast<unsigned long long>(newidle_not_overloaded),
          static_cast<unsigned long long>(newidle_pulls), ms(newidle_time), ms(lock_stall_time),
          static_cast<unsigned long long>(periodic_pulls), ms(periodic_time));
+    TASKPLACE_SIM_LINE("  wake paths %.3f ms, L3 capacity refills %.3f ms, %llu signals coalesced, %llu sends blocked\n",
+         ms(wake_path_time), ms(capacity_time), static_cast<unsigned long long>(signals_coalesced),
+         static_cast<unsigned long long>(sends_blocked));
     TASKPLACE_SIM_LINE("  placer");
     for (std::size_t i = 0; i < wake.size(); ++i)
       if (wake[i] != 0)

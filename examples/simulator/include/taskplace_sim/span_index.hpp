@@ -10,6 +10,11 @@
 // of O(span): on 224 CPUs the machine-level span has 224 CPUs and usually
 // a handful of candidates.
 //
+// Candidates are also kept in buckets by their number of tasks, so the
+// busiest candidate of a span (most tasks) is found in O(1) however many
+// CPUs are overloaded; ties go to the one that reached that count first
+// among those still there (bucket order), not to span order.
+//
 // The groups describe the topology exactly only when each level's spans
 // partition the CPUs (every CPU of a span has that same span at that level,
 // and is in its own span): exact() says so, and a caller falls back to
@@ -78,6 +83,10 @@ class SpanIndex {
     for (std::size_t g = 0; g < size_.size(); ++g) exact_ = exact_ && members[g] == size_[g];
     balancing_.assign(size_.size(), 0);
     candidates_.assign(size_.size(), {});
+    buckets_.assign(size_.size(), {});
+    top_.assign(size_.size(), 0);
+    bucket_slot_.assign(group_.size(), 0);
+    load_.assign(n, 0);
   }
 
   // True when each level's spans partition the CPUs (see above).
@@ -125,6 +134,50 @@ class SpanIndex {
     }
   }
 
+  // Loads above this share the top bucket.
+  static constexpr std::uint32_t max_load = 63;
+  // Effects: c is a candidate with `load` tasks (0: not a candidate), in
+  // every group of c. Complexity: O(levels), O(max_load) when a top bucket
+  // empties.
+  void set_load(CpuId c, std::uint32_t load) {
+    load = std::min(load, max_load);
+    const std::uint32_t old = load_[c];
+    if (old == load) return;
+    load_[c] = load;
+    for (std::uint32_t i = 0; i < level_count_[c]; ++i) {
+      const std::uint32_t g = group(c, i);
+      auto& b = buckets_[g];
+      if (b.size() <= max_load) b.resize(max_load + 1);
+      if (old > 0) {
+        auto& list = b[old];
+        const std::uint32_t k = bucket_slot_[at(c, i)];
+        const CpuId moved = list.back();
+        list[k] = moved;
+        bucket_slot_[at(moved, i)] = k;
+        list.pop_back();
+        if (old == top_[g])
+          while (top_[g] > 0 && b[top_[g]].empty()) --top_[g];
+      }
+      if (load > 0) {
+        bucket_slot_[at(c, i)] = static_cast<std::uint32_t>(b[load].size());
+        b[load].push_back(c);
+        top_[g] = std::max(top_[g], load);
+      }
+    }
+    set_candidate(c, load > 0);
+  }
+  // Returns: the candidate of group g with the most tasks, other than
+  // `exclude` (no_cpu: none). Complexity: O(max_load) at worst, O(1) usually.
+  CpuId busiest(std::uint32_t g, CpuId exclude) const noexcept {
+    if (buckets_[g].empty()) return taskplace::no_cpu;
+    for (std::uint32_t l = top_[g]; l > 0; --l) {
+      const auto& list = buckets_[g][l];
+      for (std::size_t k = 0; k < list.size() && k < 2; ++k)
+        if (list[k] != exclude) return list[k];
+    }
+    return taskplace::no_cpu;
+  }
+
   // Returns: "" when every group's counts and lists match a recount from
   // the per-CPU flags, else the first mismatch.
   std::string check() const {
@@ -153,6 +206,8 @@ class SpanIndex {
   std::vector<std::uint8_t> candidate_, balancing_cpu_;
   std::vector<std::uint32_t> size_, balancing_;
   std::vector<std::vector<CpuId>> candidates_;
+  std::vector<std::vector<std::vector<CpuId>>> buckets_;  // [group][load]
+  std::vector<std::uint32_t> top_, bucket_slot_, load_;
 };
 
 }  // namespace taskplace_sim

@@ -1,4 +1,4 @@
-// The clocks (clock.hpp) read on this machine: TscClock against
+// TscClock (tsc_clock.hpp) read on this machine, against
 // steady_clock. The fault cases (backwards, extreme and wrapped readings)
 // are in tests/faults/clock.test.cpp.
 #include <catch2/catch.hpp>
@@ -15,7 +15,7 @@
 #include <thread>
 #include <type_traits>
 
-#include "taskplace/clock.hpp"
+#include "taskplace/tsc_clock.hpp"
 
 using namespace taskplace;
 using namespace std::chrono_literals;

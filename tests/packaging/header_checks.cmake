@@ -1,0 +1,101 @@
+# Checks on the public headers as a consumer's compiler sees them, run as
+# `cmake -P header_checks.cmake` by CTest.
+#
+#   -DMODE=cxx17     every public header (INCLUDE_DIRS, globbed) includes
+#                    taskplace/detail/config.hpp first, before anything
+#                    else; and the headers of COMPILE (the umbrella, a leaf,
+#                    the pool's), each compiled alone as C++17 by each of
+#                    COMPILERS, stop with its one-line error: the output
+#                    contains it and is at most MAX_LINES lines (not
+#                    hundreds of lines of C++20 syntax errors)
+#   -DMODE=umbrella  taskplace/taskplace.hpp, as C++20 with CXX, does not
+#                    include <cpuid.h> (taskplace/tsc_clock.hpp does, on x86-64)
+cmake_minimum_required(VERSION 3.21)
+
+set(message "taskplace needs C++20: compile with -std=c++20")
+
+file(MAKE_DIRECTORY ${WORK_DIR})
+set(include_args)
+foreach(dir IN LISTS INCLUDE_DIRS)
+  list(APPEND include_args -I${dir})
+endforeach()
+
+if(MODE STREQUAL "cxx17")
+  set(headers)
+  foreach(dir IN LISTS INCLUDE_DIRS)
+    file(GLOB_RECURSE found ${dir}/*.hpp)
+    list(APPEND headers ${found})
+  endforeach()
+  list(SORT headers)
+  if(NOT headers)
+    message(FATAL_ERROR "no headers under ${INCLUDE_DIRS}")
+  endif()
+  set(failures 0)
+  # Every header: its first #include is the check (config.hpp has none).
+  foreach(header IN LISTS headers)
+    file(STRINGS ${header} includes REGEX "^[ \t]*#[ \t]*include")
+    list(LENGTH includes n)
+    if(header MATCHES "/taskplace/detail/config\\.hpp$")
+      continue()
+    endif()
+    if(n EQUAL 0)
+      set(first "(no #include)")
+    else()
+      list(GET includes 0 first)
+    endif()
+    if(NOT first MATCHES "^#include \"taskplace/detail/config\\.hpp\"$")
+      message(SEND_ERROR "${header}: the first #include is '${first}', not \"taskplace/detail/config.hpp\"")
+      math(EXPR failures "${failures} + 1")
+    endif()
+  endforeach()
+  list(LENGTH headers n)
+  message(STATUS "${n} headers checked for taskplace/detail/config.hpp as their first #include")
+  # A few, compiled: the check stops each compiler at once.
+  foreach(cxx IN LISTS COMPILERS)
+    foreach(header IN LISTS COMPILE)
+      file(WRITE ${WORK_DIR}/tu.cpp "#include <${header}>\nint main() {}\n")
+      execute_process(COMMAND ${cxx} -std=c++17 ${include_args} -fsyntax-only ${WORK_DIR}/tu.cpp
+        RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+      string(REGEX MATCHALL "\n" newlines "${out}")
+      list(LENGTH newlines lines)
+      string(FIND "${out}" "${message}" at)
+      if(rc EQUAL 0)
+        message(SEND_ERROR "${cxx} -std=c++17 compiled ${header}")
+        math(EXPR failures "${failures} + 1")
+      elseif(at EQUAL -1 OR lines GREATER MAX_LINES)
+        message(SEND_ERROR "${cxx} -std=c++17 on ${header}: ${lines} lines, "
+          "without the line '${message}' or longer than ${MAX_LINES}:\n${out}")
+        math(EXPR failures "${failures} + 1")
+      else()
+        message(STATUS "${cxx} -std=c++17 on ${header}: stopped in ${lines} lines")
+      endif()
+    endforeach()
+  endforeach()
+  if(failures GREATER 0)
+    message(FATAL_ERROR "${failures} header check(s) failed")
+  endif()
+elseif(MODE STREQUAL "umbrella")
+  foreach(header taskplace/taskplace.hpp taskplace/tsc_clock.hpp)
+    string(MAKE_C_IDENTIFIER ${header} stem)
+    file(WRITE ${WORK_DIR}/${stem}.cpp "#include <${header}>\n")
+    execute_process(COMMAND ${CXX} -std=c++20 ${include_args} -M ${WORK_DIR}/${stem}.cpp
+      RESULT_VARIABLE rc OUTPUT_VARIABLE deps ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "${CXX} -M on ${header} failed (${rc}): ${err}")
+    endif()
+    string(FIND "${deps}" "cpuid.h" at)
+    set(has_${stem} FALSE)
+    if(NOT at EQUAL -1)
+      set(has_${stem} TRUE)
+    endif()
+  endforeach()
+  if(has_taskplace_taskplace_hpp)
+    message(FATAL_ERROR "taskplace/taskplace.hpp includes <cpuid.h>")
+  endif()
+  # The check sees cpuid.h where it is included: tsc_clock.hpp on x86-64.
+  if(X86_64 AND NOT has_taskplace_tsc_clock_hpp)
+    message(FATAL_ERROR "the dependency list of taskplace/tsc_clock.hpp lacks cpuid.h: the check reads nothing")
+  endif()
+else()
+  message(FATAL_ERROR "MODE must be cxx17 or umbrella (got '${MODE}')")
+endif()
