@@ -149,6 +149,10 @@ class TscClock {
   static constexpr Nanoseconds default_calibration{2'000'000};
   // A shorter window is lengthened to this (1e-3 with such reads).
   static constexpr Nanoseconds min_calibration{100'000};
+  // A longer window is shortened to this: at 1 s the read jitter is below
+  // 1e-7, far under NTP's slew (rate_error_inverse), so a longer wait buys
+  // nothing, and hours::max() must not spin for 292 years.
+  static constexpr Nanoseconds max_calibration{1'000'000'000};
   // How far its rate may be from steady_clock's, as 1/rate_error_inverse:
   // the calibration refuses an error bound over 1/1024 (about 0.1%), and
   // NTP may slew CLOCK_MONOTONIC by up to 500 ppm (under 1/2048) after it.
@@ -160,14 +164,16 @@ class TscClock {
   TscClock() noexcept : TscClock(default_calibration) {}
 
   // Effects: calibrates the TSC against steady_clock over `calibration`
-  // (at least min_calibration), busy-waiting on this thread; on failure,
-  // or where there is no invariant TSC, the clock reads steady_clock.
+  // (clamped to [min_calibration, max_calibration]; a duration past
+  // nanoseconds' range saturates first), busy-waiting on this thread; on
+  // failure, or where there is no invariant TSC, the clock reads
+  // steady_clock.
   // Complexity: the window plus about 20 clock reads; a few
   // microseconds where the TSC is not used. Thread-safety: none needed
   // (touches no shared state).
-  explicit TscClock(Nanoseconds calibration) noexcept {
+  explicit TscClock(SaturatingNanoseconds calibration) noexcept {
 #if TASKPLACE_DETAIL_X86_TSC
-    calibrate(std::max(calibration, min_calibration));
+    calibrate(std::clamp<Nanoseconds>(calibration, min_calibration, max_calibration));
 #else
     (void)calibration;
 #endif
