@@ -495,7 +495,11 @@ class NewidleCostTracker {
   }
 
   void decay_level(state& s, std::uint32_t level, Nanoseconds now) const noexcept {
-    if (detail::elapsed(s.last_decay[level], now) > detail::newidle_math::non_negative(decay_period)) {
+    // Strictly more than decay_period since the last decay, the difference
+    // unsaturated: with decay_period = Nanoseconds::max() a stamp below 0
+    // and now = max() still decay (elapsed() would saturate and never be
+    // more than max()).
+    if (detail::strictly_after(now, s.last_decay[level], detail::newidle_math::non_negative(decay_period))) {
       s.max_cost[level] = detail::newidle_math::scale_down(s.max_cost[level], ratio::num, ratio::den);
       s.last_decay[level] = now;
     }
