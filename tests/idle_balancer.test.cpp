@@ -25,6 +25,10 @@ const UniformTopology box = presets::two_node_80cpu();
 struct Counted : DefaultBalanceTraits {
   using Stats = PlainStats;
 };
+// The kernels before the 2026 guard: idle_end folds without a stamp.
+struct NoStampGuard : DefaultNewidleTraits {
+  static constexpr bool skip_without_stamp = false;
+};
 
 // A pull that costs costs[level] of clock time and finds work at `hit`.
 struct ScriptedPull {
@@ -86,6 +90,30 @@ TEST_CASE("the pull that finds work ends the balance and no idle period starts",
   const auto before = b.tracker().avg_idle(st);
   b.idle_end(st, clock.now() + 1s);
   CHECK(b.tracker().avg_idle(st) == before);
+}
+
+TEST_CASE("without the stamp guard the sample after a pull measures from a zero stamp", "[idle_balancer][kernel]") {
+  // Kernel (before the 2026 guard): sched_balance_newidle() (newidle_balance())
+  // sets idle_stamp = 0 when it pulled; the next update of avg_idle
+  // (put_prev_task_idle -> update_rq_avg_idle / idle_balance's caller)
+  // then reads delta = now - 0, and the estimator caps it. A stale stamp
+  // from an earlier idle period must not be measured from instead.
+  IdleBalancer<UniformTopology, traits::Balance<NoStampGuard>> b{box};
+  ManualClock clock{1s};
+  auto st = b.make_state(0, clock.now());
+  b.tracker().idle_start(st, 1s);  // a stale stamp
+  const auto r = b.balance(0, st, ScriptedPull{&clock, {10us, 50us, 200us}, 0}, clock);
+  REQUIRE(r.outcome == BalanceOutcome::pulled);
+  CHECK_FALSE(st.has_stamp);
+  CHECK(st.idle_stamp == 0ns);
+  // idle_end at 1s + 10us + 100us: delta = 1.00011 s from 0, over the cap
+  // 2 * max(500us, 10us) = 1ms: Clamp2014 averages first,
+  // update_avg(1ms, 1.00011s) = 1'000'000 + (1'000'110'000 - 1'000'000) / 8
+  // = 125'888'750 ns, then clamps to 1ms. From the stale stamp (1 s) the
+  // delta would be 110us: update_avg(1ms, 110us) = 888'750 ns.
+  clock.advance(100us);
+  b.idle_end(st, clock.now());
+  CHECK(b.tracker().avg_idle(st) == 1ms);
 }
 
 TEST_CASE("the budget stops before a level the expected idle time cannot pay for", "[idle_balancer]") {

@@ -272,13 +272,33 @@ TEST_CASE("the placer counts each step when stats are on", "[wake_placer][stats]
   CHECK(s.get(WakeCounter::affine_pulled) == 0);
   CHECK(s.get(WakeCounter::idle_target) == 1);
   CHECK(s.get(WakeCounter::wide) == 0);
-  // All busy, same CPU: target_busy after scanning all 12.
+  // All busy, same CPU: target_busy after walking the LLC. Its 12 CPUs
+  // are 6 cores; the core walk tests each once (kernel: select_idle_core()
+  // and the cpumask_andnot of select_idle_cpu()), 6 steps: the counter
+  // read 12 when the library counted every CPU of the LLC.
   m.busy(1);
   placer.place({.wakee = &wakee, .wakee_key = 2, .waking_cpu = 0, .prev_cpu = 0}, m, 0ns);
   CHECK(s.get(WakeCounter::wakeups) == 2);
   CHECK(s.get(WakeCounter::target_busy) == 1);
-  CHECK(s.get(WakeCounter::scanned_cpus) == 12);
+  CHECK(s.get(WakeCounter::scanned_cpus) == 6);
   CHECK(s.get(WakeCounter::affine_considered) == 1);
+}
+
+TEST_CASE("the placer takes an idle SMT sibling of prev before the LLC walk", "[wake_placer][kernel]") {
+  // Kernel: select_task_rq_fair() -> select_idle_sibling() ->
+  // select_idle_smt(p, sd, prev) (v5.13+). The waking CPU is prev, 1,
+  // busy: target 1 (same CPU, no wake_affine); no idle core hinted, prev's sibling 7 idle: the wakee goes to 7 (the
+  // LLC walk from 2 would have taken 2).
+  WakePlacer<UniformTopology, Counted> placer{westmere};
+  decltype(placer)::task_state wakee;
+  ScriptedMachine<true, true> m{12};
+  m.all_busy().idle(7).idle(2).idle_core_hint(false);
+  const auto p = placer.place({.wakee = &wakee, .wakee_key = 2, .waking_cpu = 1, .prev_cpu = 1}, m, 0ns);
+  CHECK(p.target == 1);
+  CHECK(p.cpu == 7);
+  CHECK(p.reason == WakeReason::idle_smt_sibling);
+  CHECK(p.scanned == 0);
+  CHECK(placer.stats().get(WakeCounter::idle_smt_sibling) == 1);
 }
 
 // ---------------------------------------------------------------------------

@@ -367,6 +367,11 @@ concept SyncAffineVariant = requires {
 //      runs within the scan budget only.
 //   O3 m.reservation(c) -> the reservation policy's cpu_state (by value or
 //      const reference). Required when a CacheHotReservation is configured.
+//   O4 m.clear_idle_core(c), on a const machine (the hint is shared state,
+//      say a relaxed atomic): c's LLC has no fully idle core after all; the
+//      search calls it when the hint sent it after an idle core and it
+//      found none (kernel set_idle_cores(target, false)). Absent: the hint
+//      stays as the machine set it.
 // Invariant: answers may be stale (other workers change them concurrently);
 // the placer never relies on two reads agreeing.
 template <class M>
@@ -389,6 +394,10 @@ template <class M>
 concept HasIdleCoreHint = requires(const M& m, CpuId c) {
   { m.has_idle_core(c) } -> std::convertible_to<bool>;
 };
+
+// O4: clearing the idle-core hint.
+template <class M>
+concept HasIdleCoreClear = requires(const M& m, CpuId c) { m.clear_idle_core(c); };
 
 // O3: the reservation's per-CPU state; with R a ReservationPolicy, as that
 // policy's cpu_state (the placer passes it to R::reserved_against).

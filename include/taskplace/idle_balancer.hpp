@@ -391,6 +391,8 @@ class IdleBalancer {
     // idle, and the kernel clears the stamp (idle_stamp = 0).
     if (r.outcome != BalanceOutcome::pulled) {
       tracker_.idle_start(work, start);
+    } else if constexpr (requires { tracker_.clear_stamp(work); }) {
+      tracker_.clear_stamp(work);  // the stamp's value too: a later unguarded idle_end reads 0
     } else if constexpr (requires { work.has_stamp; }) {
       work.has_stamp = false;
     }

@@ -41,6 +41,7 @@ enum class WakeCounter : std::uint8_t {
   affinity_fallback,  // the chosen CPU was not allowed: fell back
   current_cpu,        // hand-offs placed on the waking CPU (Wakeup::current_cpu)
   wake_on_current,    // short pairs kept on the waking CPU (WakeOnCurrent)
+  idle_smt_sibling,   // an idle SMT sibling of prev (kernel select_idle_smt)
   count_
 };
 
@@ -50,7 +51,7 @@ constexpr const char* to_string(WakeCounter c) noexcept {
       "prev_kept", "idle_target", "idle_prev",         "idle_recent",
       "idle_core", "idle_scan",   "hot_fallback",      "target_busy",
       "scanned_cpus", "reservation_skips", "affinity_fallback", "current_cpu",
-      "wake_on_current"};
+      "wake_on_current", "idle_smt_sibling"};
   static_assert(std::size(names) == static_cast<std::size_t>(WakeCounter::count_));
   return names[static_cast<std::size_t>(c)];
 }

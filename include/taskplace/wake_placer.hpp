@@ -109,7 +109,7 @@ struct Placement {
   AffineReason affine;    // why the target
   WakeReason reason;      // why the final CPU
   bool wide;              // the wide rule's verdict
-  std::uint32_t scanned;  // CPUs the LLC scan looked at
+  std::uint32_t scanned;  // CPUs the LLC walk visited (SearchResult::scanned)
   std::uint32_t reservation_skips;
 };
 
@@ -355,7 +355,9 @@ class WakePlacer {
   // first write, the hook last; the writes (flips, overlap stamp, sleep
   // average, recent_cpu, stats) are then committed by noexcept code. A
   // callback that throws leaves every task state and the stats as they
-  // were.
+  // were. (The one write before the hook is to the machine, not a task:
+  // a search that clears the idle-core hint, MachineState O4, as the
+  // kernel does; a hint is advice, and stays cleared.)
   // Complexity: O(1) plus the bounded scan (see IdleSiblingSearch).
   // Thread-safety: const; concurrent calls are safe for distinct tasks with
   // AtomicStats or NoStats and a thread-safe hook.
@@ -606,6 +608,7 @@ class WakePlacer {
       case WakeReason::idle_target: stats_.add(WakeCounter::idle_target); break;
       case WakeReason::idle_prev: stats_.add(WakeCounter::idle_prev); break;
       case WakeReason::idle_recent: stats_.add(WakeCounter::idle_recent); break;
+      case WakeReason::idle_smt_sibling: stats_.add(WakeCounter::idle_smt_sibling); break;
       case WakeReason::idle_core: stats_.add(WakeCounter::idle_core); break;
       case WakeReason::idle_scan: stats_.add(WakeCounter::idle_scan); break;
       case WakeReason::hot_fallback: stats_.add(WakeCounter::hot_fallback); break;

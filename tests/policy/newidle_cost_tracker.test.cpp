@@ -327,6 +327,27 @@ TEST_CASE("a level decays only after strictly more than one period", "[newidle_c
   CHECK(t.level_cost(s, 0) == 976'699ns);
 }
 
+TEST_CASE("a decay period of the largest duration still elapses once strictly more time passed", "[newidle_cost_tracker]") {
+  // The contract (and the kernel's strict time_after() in
+  // update_newidle_cost()/rebalance_domains()): decay when the last decay
+  // is strictly more than decay_period before now. With decay_period =
+  // Nanoseconds::max(), last decay at -1 ns and now = max(), 2^63 ns have
+  // passed, one more than the period: it decays, as FlipCounter does for
+  // its period. (It did not when the difference was saturated at max().)
+  NewidleCostTracker<> t;
+  t.decay_period = ns_max;
+  auto s = t.make_state(1, -1ns);
+  t.record_cost(s, 0, 1ms, -1ns);  // new maximum, stamped -1 ns
+  t.decay(s, ns_max);
+  CHECK(t.level_cost(s, 0) == 988'281ns);  // 1e6 * 253 / 256
+  CHECK(s.last_decay[0] == ns_max);
+  // Exactly the period (0 to max()): no decay.
+  auto z = t.make_state(1, 0ns);
+  t.record_cost(z, 0, 1ms, 0ns);
+  t.decay(z, ns_max);
+  CHECK(t.level_cost(z, 0) == 1ms);
+}
+
 TEST_CASE("the 2013 schedule decays even right after a new maximum", "[newidle_cost_tracker]") {
   const NewidleCostTracker<EverySecondTraits> every;
   const NewidleCostTracker<> if_no_new;

@@ -33,6 +33,20 @@ constexpr Nanoseconds elapsed(Nanoseconds since, Nanoseconds now) noexcept {
   return Nanoseconds{static_cast<std::int64_t>(d > max ? max : d)};
 }
 
+// now > stamp + period, without overflow for every pair of 64-bit stamps:
+// the difference of now > stamp is taken in 64 unsigned bits, never
+// saturated, so a period of Nanoseconds::max() still elapses once more than
+// that much time has passed. A clock that went backwards (or stood still)
+// elapses nothing. Precondition: period >= 0 (a negative one reads as a
+// huge period: no time is long enough, still defined).
+constexpr bool strictly_after(Nanoseconds now, Nanoseconds stamp, Nanoseconds period) noexcept {
+  if (now <= stamp) return false;
+  const std::uint64_t diff = static_cast<std::uint64_t>(now.count()) - static_cast<std::uint64_t>(stamp.count());
+  return diff > static_cast<std::uint64_t>(period.count());
+}
+static_assert(strictly_after(Nanoseconds::max(), Nanoseconds{-1}, Nanoseconds::max()));
+static_assert(!strictly_after(Nanoseconds::max(), Nanoseconds{0}, Nanoseconds::max()));
+
 // a + 1 without wrapping past the maximum (branch-free: adds 0 at the top).
 constexpr std::uint32_t saturating_inc(std::uint32_t a) noexcept {
   return a + static_cast<std::uint32_t>(a != std::numeric_limits<std::uint32_t>::max());

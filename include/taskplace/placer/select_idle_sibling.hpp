@@ -2,8 +2,9 @@
 // find an idle CPU that shares its cache.
 //
 // Kernel analogue: select_idle_sibling() as of v6.x: target, prev,
-// recent_used_cpu (v4.16), select_idle_core / select_idle_cpu over the
-// target's LLC with the SIS_UTIL scan budget (v6.0), plus SIS_CACHE's
+// recent_used_cpu (v4.16), select_idle_smt on prev's core (v5.13),
+// select_idle_core / select_idle_cpu over the target's allowed LLC CPUs
+// with the SIS_UTIL scan budget (v6.0; the walk: detail/llc_walk.hpp), plus SIS_CACHE's
 // reservation filter (Chen 2023, never merged) when a CacheHotReservation is
 // configured.
 //
@@ -19,6 +20,7 @@
 #include <type_traits>
 
 #include "taskplace/concepts.hpp"
+#include "taskplace/detail/llc_walk.hpp"
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/placer/wake_affine.hpp"
 #include "taskplace/tunables.hpp"
@@ -40,6 +42,7 @@ enum class WakeReason : std::uint8_t {
   affinity_empty,     // the task allows no CPU: the target, mask ignored
   current_cpu,        // a hand-off (Wakeup::current_cpu): the waking CPU, no search
   wake_on_current,    // WakeOnCurrent: a short pair that wakes each other, the waking CPU, no search
+  idle_smt_sibling,   // an idle SMT sibling of prev in the target's LLC (kernel select_idle_smt)
 };
 
 constexpr const char* to_string(WakeReason r) noexcept {
@@ -56,6 +59,7 @@ constexpr const char* to_string(WakeReason r) noexcept {
     case WakeReason::affinity_empty: return "affinity_empty";
     case WakeReason::current_cpu: return "current_cpu";
     case WakeReason::wake_on_current: return "wake_on_current";
+    case WakeReason::idle_smt_sibling: return "idle_smt_sibling";
   }
   return "unknown";
 }
@@ -84,7 +88,8 @@ constexpr std::uint32_t sis_util_budget(std::uint32_t llc_size, std::uint32_t ut
 struct SearchResult {
   CpuId cpu;
   WakeReason reason;
-  std::uint32_t scanned = 0;            // CPUs the LLC scan looked at
+  std::uint32_t scanned = 0;            // CPUs the LLC walk visited, as the kernel's budget counts
+                                        // them: allowed ones only, one per core tested in core mode
   std::uint32_t reservation_skips = 0;  // idle CPUs skipped as reserved
 };
 
@@ -115,18 +120,26 @@ struct SearchInput {
   CpuId* recent;  // the wakee's recently used CPU: read, then set to prev
 };
 
-// The kernel's search (default).
+// The kernel's search (default). Kernel: select_idle_sibling(), v6.x, in
+// its order: the target, prev, recent_used_cpu, select_idle_smt() on prev's
+// core, then select_idle_cpu() over the target's LLC (docs/placement.md).
 struct IdleSiblingSearch {
   static constexpr bool enabled = true;
   bool use_recent_cpu = true;    // kernel: recent_used_cpu, v4.16
   bool search_idle_core = true;  // kernel: select_idle_core on SMT machines
+  bool use_idle_smt = true;      // kernel: select_idle_smt on prev's core, v5.13
 
   // Effects: looks for an idle, allowed CPU sharing the target's cache; sets
-  // *in.recent to prev once past the prev check, as the kernel does.
+  // *in.recent to prev once past the prev check, as the kernel does. When
+  // the idle-core hint sent the walk after a whole idle core and it found
+  // none, clears the hint through the machine's clear_idle_core (O4), where
+  // it has one (kernel: set_idle_cores(target, false)).
   // Returns: the CPU and the branch that found it; the target if none.
-  // Complexity: O(1) fast paths, then at most `budget` CPUs (the SIS_UTIL
-  // budget, or the whole LLC when the machine hints an idle core), each with
-  // a core check of core_size reads on SMT machines. Never O(cpu_count).
+  // Complexity: O(1) fast paths and O(core size) for prev's siblings, then
+  // a walk over the allowed CPUs of the LLC (O(LLC size) filter reads), of
+  // at most `budget` steps (the SIS_UTIL budget, or every allowed CPU when
+  // the machine hints an idle core), each of core_size reads in core mode.
+  // Never O(cpu_count).
   // Thread-safety: const; machine-state reads may be stale.
   template <Topology T, MachineState M, CpuFilter F, class R>
   SearchResult search(const SearchInput<T, M, F, R>& in) const {
@@ -150,8 +163,8 @@ struct IdleSiblingSearch {
     };
 
     if (fast_ok(in.target)) return {in.target, WakeReason::idle_target};
-    if (in.prev != in.target && detail::shares_cache(t, in.prev, in.target) && fast_ok(in.prev))
-      return {in.prev, WakeReason::idle_prev};
+    const bool prev_shares = detail::shares_cache(t, in.prev, in.target);
+    if (in.prev != in.target && prev_shares && fast_ok(in.prev)) return {in.prev, WakeReason::idle_prev};
 
     const CpuId recent = *in.recent;
     *in.recent = in.prev;
@@ -159,76 +172,59 @@ struct IdleSiblingSearch {
         detail::shares_cache(t, recent, in.target) && fast_ok(recent))
       return {recent, WakeReason::idle_recent};
 
-    const auto llc = t.llc_cpus(in.target);
-    const auto size = static_cast<std::uint32_t>(std::ranges::size(llc));
-    std::uint32_t budget = size;
-    if constexpr (HasLlcUtilization<M>)
-      budget = sis_util_budget(size, static_cast<std::uint32_t>(m.llc_utilization_pct(in.target)));
+    // Kernel: sched_smt_active(), then test_idle_cores(target). Without the
+    // hint (MachineState O2) the core search runs, within the budget.
+    const bool smt = search_idle_core && t.core_size(in.target) > 1;
+    bool has_idle_core = smt;
+    if constexpr (HasIdleCoreHint<M>) has_idle_core = smt && static_cast<bool>(m.has_idle_core(in.target));
 
-    bool core_mode = search_idle_core && t.core_size(in.target) > 1;
-    std::uint32_t limit = budget;
-    if constexpr (HasIdleCoreHint<M>) {
-      // The hint says whether a whole idle core exists; if so the kernel
-      // looks through the whole LLC for it, else it skips the core search.
-      if (core_mode) {
-        if (m.has_idle_core(in.target)) limit = size;
-        else core_mode = false;
+    // Kernel: select_idle_smt(p, sd, prev): no idle core hinted and prev
+    // shares the target's cache: an idle allowed sibling of prev in the
+    // target's LLC, in ascending order, before the LLC walk and its budget.
+    if (smt && use_idle_smt && !has_idle_core && prev_shares) {
+      for (auto s : t.core_cpus(in.prev)) {
+        const auto sib = static_cast<CpuId>(s);
+        if (sib != in.prev && detail::shares_cache(t, sib, in.target) && fast_ok(sib))
+          return {sib, WakeReason::idle_smt_sibling};
       }
     }
-    // The reservation guard covers the scan actually made: the whole LLC
-    // when the hint widened it (Chen 2023 skips hot CPUs in the core search
-    // and the CPU scan alike), HalveLong2023's share of it.
-    std::uint32_t reservation_limit = 0;
-    if constexpr (reserving) reservation_limit = R::scan_budget(limit);
 
+    // Kernel: select_idle_cpu(). SIS_UTIL's budget (nr_idle_scan): 0 means
+    // an overloaded LLC and ends the search before any walk, idle-core hint
+    // or not; else it bounds the CPU walk, not the core walk.
     SearchResult out{in.target, WakeReason::target_busy};
-    if (limit == 0 || size == 0) return out;
-
-    const auto begin = std::ranges::begin(llc);
-    const std::uint32_t pos = detail::lower_bound_index(llc, static_cast<CpuId>(in.target));
-    CpuId first_idle = no_cpu;
-    CpuId first_hot = no_cpu;
-    // Walk the LLC from the CPU after the target, wrapping (kernel
-    // for_each_cpu_wrap), without a division per step.
-    std::uint32_t at = pos + 1 >= size ? 0 : pos + 1;
-    for (std::uint32_t i = 0; i < limit; ++i, at = at + 1 == size ? 0 : at + 1) {
-      const CpuId c = static_cast<CpuId>(begin[at]);
-      ++out.scanned;
-      const bool guard = i < reservation_limit;
-      if (core_mode) {
-        const auto core = t.core_cpus(c);
-        if (static_cast<CpuId>(*std::ranges::begin(core)) == c) {
-          bool whole = true;
-          for (auto s : core) {
-            const auto sib = static_cast<CpuId>(s);
-            if (!m.is_idle(sib) || !in.allowed(sib) || (guard && reserved(sib))) {
-              whole = false;
-              break;
-            }
-          }
-          if (whole) {
-            out.cpu = c;
-            out.reason = WakeReason::idle_core;
-            return out;
-          }
-        }
-      }
-      if (first_idle == no_cpu && m.is_idle(c) && in.allowed(c)) {
-        if (guard && reserved(c)) {
-          ++out.reservation_skips;
-          if (first_hot == no_cpu) first_hot = c;
-        } else {
-          first_idle = c;
-          if (!core_mode) break;
-        }
-      }
+    const auto size = static_cast<std::uint32_t>(std::ranges::size(t.llc_cpus(in.target)));
+    std::uint32_t budget = size;
+    if constexpr (HasLlcUtilization<M>) {
+      budget = sis_util_budget(size, static_cast<std::uint32_t>(m.llc_utilization_pct(in.target)));
+      if (budget == 0) return out;
     }
-    if (first_idle != no_cpu) {
-      out.cpu = first_idle;
+    constexpr bool hinted = HasIdleCoreHint<M>;
+    const std::uint32_t limit = has_idle_core && hinted ? size : budget;
+    // The reservation guard covers the walk the budget allows (the whole
+    // LLC when the hint widened it: Chen 2023 skips hot CPUs in the core
+    // search and the CPU walk alike), HalveLong2023's share of it.
+    std::uint32_t guarded = 0;
+    if constexpr (reserving) guarded = R::scan_budget(limit);
+
+    const detail::LlcWalk w = detail::walk_llc(t, m, in.allowed, in.target, has_idle_core, limit, guarded, reserved);
+    out.scanned = w.walked;
+    out.reservation_skips = w.skips;
+    if (w.whole_core) {
+      out.cpu = w.cpu;
+      out.reason = WakeReason::idle_core;
+      return out;
+    }
+    // Kernel: a hinted core walk that found no whole idle core clears the hint.
+    if constexpr (HasIdleCoreClear<M>) {
+      if (has_idle_core && hinted) m.clear_idle_core(in.target);
+    }
+    if (w.cpu != no_cpu) {
+      out.cpu = w.cpu;
       out.reason = WakeReason::idle_scan;
     } else if constexpr (reserving) {
-      if (R::fallback_to_hot_idle && first_hot != no_cpu) {
-        out.cpu = first_hot;
+      if (R::fallback_to_hot_idle && w.hot != no_cpu) {
+        out.cpu = w.hot;
         out.reason = WakeReason::hot_fallback;
       }
     }

@@ -175,18 +175,12 @@ class FlipCounter {
   constexpr TaskKey last_wakee(const state& s) const noexcept { return s.last_wakee.load(); }
 
  private:
-  // now > stamp + period, computed without overflow for every pair of
-  // 64-bit stamps: the difference of now > stamp fits in 64 unsigned bits.
-  // Invariant: period >= 0 (NonNegativeNanoseconds), so it converts to
-  // unsigned as is; a negative value forced in through a Nanoseconds&
-  // would read as a huge period (no decay), still defined.
+  // now > stamp + period (detail::strictly_after). Invariant: period >= 0
+  // (NonNegativeNanoseconds); a negative value forced in through a
+  // Nanoseconds& would read as a huge period (no decay), still defined.
   static constexpr bool strictly_after(Nanoseconds now, Nanoseconds stamp,
                                        NonNegativeNanoseconds period) noexcept {
-    if (now <= stamp) return false;  // backwards or still: no time passed
-    const auto diff = static_cast<std::uint64_t>(now.count()) -
-                      static_cast<std::uint64_t>(stamp.count());
-    const std::int64_t span = period.count();
-    return diff > static_cast<std::uint64_t>(span);
+    return detail::strictly_after(now, stamp, Nanoseconds{period.count()});
   }
 };
 

@@ -373,7 +373,8 @@ class NewidleCostTracker {
   //   with cap = 2 * max_idle_balance_cost (2 * migration_cost when
   //   Traits::cap_avg_idle_on_cost is false); the stamp is cleared. Without a
   //   stamp: no-op if Traits::skip_without_stamp (the 2026 guard), else the
-  //   stale stamp value is used, as kernels before the guard did.
+  //   stamp's value is used, as kernels before the guard did: 0 after
+  //   clear_stamp (an idle_end, a balance that pulled).
   // Complexity: O(1). Thread-safety: one thread per state.
   void idle_end(state& s, Nanoseconds now) const noexcept {
     if (!s.has_stamp && Traits::skip_without_stamp) return;
@@ -382,6 +383,15 @@ class NewidleCostTracker {
                                                                    : detail::newidle_math::non_negative(migration_cost);
     s.avg_idle = detail::newidle_math::non_negative(
         estimator::update(s.avg_idle, delta, detail::newidle_math::saturating_twice(cost)));
+    clear_stamp(s);
+  }
+
+  // Effects: no idle period is open: has_stamp false and idle_stamp 0, as
+  //   the kernel's idle_stamp = 0 (after idle_end, and after a newidle
+  //   balance that pulled). Without the guard (skip_without_stamp false)
+  //   the next idle_end then measures from 0, as the kernel's did.
+  // Complexity: O(1). Thread-safety: one thread per state.
+  void clear_stamp(state& s) const noexcept {
     s.has_stamp = false;
     s.idle_stamp = Nanoseconds{0};
   }
@@ -495,7 +505,11 @@ class NewidleCostTracker {
   }
 
   void decay_level(state& s, std::uint32_t level, Nanoseconds now) const noexcept {
-    if (detail::elapsed(s.last_decay[level], now) > detail::newidle_math::non_negative(decay_period)) {
+    // Strictly more than decay_period since the last decay, the difference
+    // unsaturated: with decay_period = Nanoseconds::max() a stamp below 0
+    // and now = max() still decay (elapsed() would saturate and never be
+    // more than max()).
+    if (detail::strictly_after(now, s.last_decay[level], detail::newidle_math::non_negative(decay_period))) {
       s.max_cost[level] = detail::newidle_math::scale_down(s.max_cost[level], ratio::num, ratio::den);
       s.last_decay[level] = now;
     }

@@ -64,6 +64,16 @@ class ScriptedMachine {
   // O1, O2, O3, present only when enabled.
   std::uint32_t llc_utilization_pct(CpuId c) const requires Util { return at(c).llc_util_pct; }
   bool has_idle_core(CpuId c) const requires Hint { return at(c).idle_core_hint; }
+  // O4: the search found no idle core where the hint said one was: clears
+  // c's hint (one hint per CPU here; the search passes the target) and
+  // counts the call.
+  void clear_idle_core(CpuId c) const requires Hint {
+    TASKPLACE_EXPECTS(c < cpus_.size(), "cpu must be < cpu_count()");
+    cpus_[c].idle_core_hint = false;
+    ++idle_core_clears_;
+  }
+  // How many times the search cleared a hint (O4).
+  std::uint32_t idle_core_clears() const noexcept { return idle_core_clears_; }
   const rstate& reservation(CpuId c) const requires(!std::is_void_v<ReservationCpuState>) {
     TASKPLACE_EXPECTS(c < res_.size(), "cpu must be < cpu_count()");
     return res_[c];
@@ -122,13 +132,16 @@ class ScriptedMachine {
     TASKPLACE_EXPECTS(c < cpus_.size(), "cpu must be < cpu_count()");
     return cpus_[c];
   }
-  std::vector<ScriptedCpu> cpus_;
+  // mutable: the idle-core hint is shared state the search clears (O4).
+  mutable std::vector<ScriptedCpu> cpus_;
+  mutable std::uint32_t idle_core_clears_ = 0;
   std::vector<rstate> res_;
 };
 
 static_assert(MachineState<ScriptedMachine<>>);
 static_assert(!HasLlcUtilization<ScriptedMachine<>> && !HasIdleCoreHint<ScriptedMachine<>>);
 static_assert(HasLlcUtilization<ScriptedMachine<true>> && HasIdleCoreHint<ScriptedMachine<false, true>>);
+static_assert(HasIdleCoreClear<ScriptedMachine<false, true>> && !HasIdleCoreClear<ScriptedMachine<true>>);
 static_assert(!HasReservationState<ScriptedMachine<>>);
 static_assert(HasReservationState<ScriptedMachine<false, false, int>>);
 
@@ -175,7 +188,8 @@ struct PlacementQuery {
 //      prev.
 //   P4 the wake reason matches the machine: idle_* and hot_fallback land on
 //      an idle CPU of the target's LLC (idle_target: the target itself;
-//      idle_prev: prev; idle_core: a whole idle core); target_busy and
+//      idle_prev: prev; idle_core: a whole idle core; idle_smt_sibling: a
+//      sibling of prev); target_busy and
 //      no_search return the target; current_cpu, a hand-off, and
 //      wake_on_current the waking CPU.
 //   P5 an idle target is never passed over: with the search on (and no
@@ -187,6 +201,15 @@ struct PlacementQuery {
 //   P7 a hand-off (q.current_cpu) lands on the waking CPU when that is
 //      allowed, with reasons current_cpu, and only a hand-off does.
 // Complexity: O(cpu_count). Thread-safety: reads only.
+namespace detail_machine {
+template <Topology T>
+bool share_core(const T& t, CpuId a, CpuId b) {
+  for (auto s : t.core_cpus(b))
+    if (static_cast<CpuId>(s) == a) return true;
+  return false;
+}
+}  // namespace detail_machine
+
 template <Topology T, MachineState M, CpuFilter F, class Placement>
 std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
                                        const PlacementQuery& q, const Placement& p,
@@ -251,6 +274,10 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
   switch (p.reason) {
     case WakeReason::idle_target: reason_ok = p.cpu == p.target && m.is_idle(p.cpu); break;
     case WakeReason::idle_prev: reason_ok = p.cpu == prev && m.is_idle(p.cpu) && same_llc; break;
+    case WakeReason::idle_smt_sibling: {
+      reason_ok = m.is_idle(p.cpu) && same_llc && p.cpu != prev && detail_machine::share_core(t, p.cpu, prev);
+      break;
+    }
     case WakeReason::idle_recent:
     case WakeReason::idle_scan:
     case WakeReason::hot_fallback: reason_ok = m.is_idle(p.cpu) && same_llc; break;
