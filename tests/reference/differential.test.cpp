@@ -241,8 +241,21 @@ template <> kref::Era era_of<traits::PrevCpu>() {
   return {kref::FlipEra::halve_2014, kref::WideEra::symmetric_2015, kref::AffineEra::never, false};
 }
 
+template <> kref::Era era_of<traits::Linux2008<sync_affine::Unchecked2008>>() {
+  return {kref::FlipEra::halve_2014, kref::WideEra::never, kref::AffineEra::unchecked_2008, false};
+}
+template <> kref::Era era_of<traits::Linux2008<sync_affine::Balanced2008>>() {
+  return {kref::FlipEra::halve_2014, kref::WideEra::never, kref::AffineEra::balanced_2008, false};
+}
+template <> kref::Era era_of<traits::Linux2008<sync_affine::Ignored2008>>() {
+  return {kref::FlipEra::halve_2014, kref::WideEra::never, kref::AffineEra::ignored_2008, false};
+}
+
 template <class Traits>
 const char* era_name();
+template <> const char* era_name<traits::Linux2008<sync_affine::Unchecked2008>>() { return "Linux2008<Unchecked2008>"; }
+template <> const char* era_name<traits::Linux2008<sync_affine::Balanced2008>>() { return "Linux2008<Balanced2008>"; }
+template <> const char* era_name<traits::Linux2008<sync_affine::Ignored2008>>() { return "Linux2008<Ignored2008>"; }
 template <> const char* era_name<traits::Current>() { return "Current"; }
 template <> const char* era_name<traits::Linux2013>() { return "Linux2013"; }
 template <> const char* era_name<traits::AlwaysAffine>() { return "AlwaysAffine"; }
@@ -282,6 +295,8 @@ void run_wakeups(const T& topo, const kref::Topo& mt, Rng& r, Tally& tally, u32 
     std::array<typename Placer::task_state, ntasks> lib{};
     std::array<kref::Flips, ntasks> mod{};
     std::array<u32, ntasks> mrecent{};
+    std::array<kref::Overlap, ntasks> movl{};
+    constexpr bool overlap = Placer::tracking_overlap;
     const std::array<u64, ntasks> keys = {1, 2, 3, r.p(0.2) ? ~u64{0} : 4};
     const u32 factor = static_cast<u32>(mt.llc_span[0].size());
     for (u32 i = 0; i < ntasks; ++i) {
@@ -303,11 +318,35 @@ void run_wakeups(const T& topo, const kref::Topo& mt, Rng& r, Tally& tally, u32 
       lib[i].recent_cpu = rc;
       mod[i] = {last, f, stamp};
       mrecent[i] = rc;
+      if constexpr (overlap) {
+        const std::array<i64, 6> avgs = {0, 1, 499'999, 500'000, 500'001, INT64_MAX};
+        const i64 avg = r.p(0.5) ? r.pick(avgs) : static_cast<i64>(r.u(0, 2'000'000));
+        const bool woke = r.p(0.5);
+        const i64 at = woke ? random_time(r) : 0;
+        lib[i].overlap.avg = Nanoseconds{avg};
+        lib[i].overlap.woke = woke;
+        lib[i].overlap.woke_at = Nanoseconds{at};
+        movl[i] = {avg, at, woke};
+      }
     }
     i64 now = random_time(r);
     const u32 steps = static_cast<u32>(r.u(1, 6));
     for (u32 step = 0; step < steps; ++step) {
       now = advance(r, now);
+      if constexpr (overlap) {
+        // Some task goes to sleep first (dequeue_task on a sleep).
+        if (r.p(0.5)) {
+          const u32 i = static_cast<u32>(r.u(0, ntasks - 1));
+          placer.task_sleeps(lib[i], Nanoseconds{now});
+          tally.deviation(kref::overlap_sleep(movl[i], now));
+          if (lib[i].overlap.avg.count() != movl[i].avg || lib[i].overlap.woke != movl[i].woke) {
+            tally.mismatch("overlap", std::string(era_name<Traits>()) + ": sleep at " + std::to_string(now) +
+                                          " avg " + std::to_string(lib[i].overlap.avg.count()) + " vs " +
+                                          std::to_string(movl[i].avg));
+            movl[i] = {lib[i].overlap.avg.count(), lib[i].overlap.woke_at.count(), lib[i].overlap.woke};
+          }
+        }
+      }
       // Machine state.
       Machine m{n};
       kref::Machine mm;
@@ -402,6 +441,10 @@ void run_wakeups(const T& topo, const kref::Topo& mt, Rng& r, Tally& tally, u32 
       kw.recent = &mrecent[ei];
       kw.now = now;
       kw.allowed = &mask;
+      if constexpr (overlap) {
+        kw.waker_overlap = no_waker ? INT64_MAX : movl[wi].avg;
+        kw.wakee_overlap = movl[ei].avg;
+      }
 
       std::ostringstream repro;
       repro << era_name<Traits>() << " on " << tname << ": waking " << waking << " prev " << prev << " sync " << sync
@@ -414,6 +457,15 @@ void run_wakeups(const T& topo, const kref::Topo& mt, Rng& r, Tally& tally, u32 
 
       const Placement p = placer.place(w, m, Nanoseconds{now}, lmask);
       const kref::Outcome o = kref::place(mt, mm, era, kw);
+      if constexpr (overlap) {
+        if (!no_waker) movl[wi] = {movl[wi].avg, now, true};  // try_to_wake_up stamps the waker
+        for (u32 i = 0; i < ntasks; ++i)
+          if (lib[i].overlap.avg.count() != movl[i].avg || lib[i].overlap.woke != movl[i].woke ||
+              (movl[i].woke && lib[i].overlap.woke_at.count() != movl[i].woke_at)) {
+            tally.mismatch("overlap", repro.str() + " | overlap state of task " + std::to_string(i));
+            movl[i] = {lib[i].overlap.avg.count(), lib[i].overlap.woke_at.count(), lib[i].overlap.woke};
+          }
+      }
       ++tally.cases;
       tally.deviation(o.dev);
 
@@ -480,6 +532,9 @@ void run_all_eras(const T& topo, const kref::Topo& mt, Rng& r, Tally& tally, u32
   run_wakeups<traits::Linux2013>(topo, mt, r, tally, sequences / 2 + 1, tname);
   run_wakeups<traits::AlwaysAffine>(topo, mt, r, tally, sequences / 4 + 1, tname);
   run_wakeups<traits::PrevCpu>(topo, mt, r, tally, sequences / 4 + 1, tname);
+  run_wakeups<traits::Linux2008<sync_affine::Unchecked2008>>(topo, mt, r, tally, sequences / 6 + 1, tname);
+  run_wakeups<traits::Linux2008<sync_affine::Balanced2008>>(topo, mt, r, tally, sequences / 6 + 1, tname);
+  run_wakeups<traits::Linux2008<sync_affine::Ignored2008>>(topo, mt, r, tally, sequences / 6 + 1, tname);
 }
 
 // ---------------------------------------------------------------------------
@@ -506,6 +561,7 @@ template <> kref::BalanceEra balance_era<newidle::BumpFailed2025>() {
 }
 template <> kref::BalanceEra balance_era<newidle::PerLevel2014>() {
   kref::BalanceEra e;
+  e.shift_avg = true;
   e.gate_migration = true;
   e.gate_first_level = false;
   e.restart_on_new_max = false;
@@ -513,6 +569,7 @@ template <> kref::BalanceEra balance_era<newidle::PerLevel2014>() {
 }
 template <> kref::BalanceEra balance_era<newidle::Gate2009>() {
   kref::BalanceEra e;
+  e.shift_avg = true;
   e.saturate_2009 = true;
   e.gate_migration = true;
   e.gate_first_level = false;
@@ -693,7 +750,7 @@ TEST_CASE("the wake-up placement and the newidle balance decide as the kernel mo
   // Topologies: uniform (both numberings), then tables (shuffled and
   // siblings-last numbering, mixed core sizes, clusters, nodes inside an
   // LLC), then the edges (one CPU, one LLC of one core).
-  const u32 uniform_rounds = static_cast<u32>(75 * scale), table_rounds = static_cast<u32>(75 * scale);
+  const u32 uniform_rounds = static_cast<u32>(64 * scale), table_rounds = static_cast<u32>(64 * scale);
   for (u32 i = 0; i < uniform_rounds; ++i) {
     const u32 nodes = static_cast<u32>(r.u(1, 2)), llcs = static_cast<u32>(r.u(1, 3)),
               cores = static_cast<u32>(r.u(1, 8)), threads = static_cast<u32>(r.u(1, 3));

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace kref {
@@ -38,12 +39,15 @@ enum Dev : u32 {
   dev_stamp_zero = 1u << 6,       // an idle stamp taken at time 0 (kernel: 0 means none)
   dev_cpu_cost_sum = 1u << 7,     // CPU-wide balance cost kept as the floored sum at every record
   dev_cost_scale = 1u << 8,       // the 253/256 decay multiply is exact (kernel: 64-bit wrap)
-  dev_count = 9,
+  dev_avg_rounding = 1u << 9,     // update_avg divides (toward 0); kernels before 2020 shifted (toward -inf)
+  dev_sync_underflow = 1u << 10,  // 2008: this CPU's load less the waker's clamped at 0 (kernel: wraps)
+  dev_count = 11,
 };
 inline const char* dev_name(u32 bit) {
   static const char* names[] = {"flip_saturation", "clock_rule",     "wide_product",
                                 "affine_clamp",    "fallback_rq",    "empty_mask",
-                                "stamp_zero",      "cpu_cost_sum",   "cost_scale"};
+                                "stamp_zero",      "cpu_cost_sum",   "cost_scale",
+                                "avg_rounding",    "sync_underflow"};
   return bit < dev_count ? names[bit] : "?";
 }
 
@@ -197,7 +201,7 @@ inline bool wake_wide(WideEra era, u32 waker, u32 wakee, u32 factor, u32& dev) {
 // ---------------------------------------------------------------------------
 // The wake-up. Reason names match the library's strings where a path has
 // one, so the test can compare them.
-enum class AffineEra { wake_affine, always, never };
+enum class AffineEra { wake_affine, always, never, unchecked_2008, balanced_2008, ignored_2008 };
 struct Era {
   FlipEra flips = FlipEra::halve_2014;
   WideEra wide = WideEra::symmetric_2015;
@@ -219,6 +223,10 @@ struct Wake {
   i64 now = 0;
   i64 flip_period = 1000000000;
   const std::vector<bool>* allowed = nullptr;
+  // 2008: se.avg_overlap of the waker (current) and the wakee; the
+  // largest value means unknown (no waking task).
+  i64 waker_overlap = INT64_MAX, wakee_overlap = INT64_MAX;
+  i64 migration_cost = 500000;  // sysctl_sched_migration_cost
 };
 
 struct Outcome {
@@ -267,6 +275,55 @@ inline void wake_affine(const Topo& t, const Machine& m, const Wake& w, u32 waki
   if (kernel != clamped) o.dev |= dev_affine_clamp;
   if (clamped) { o.target = waking; o.affine = "load_waking"; }
   else { o.target = prev; o.affine = "load_prev"; }
+}
+
+// The wake_affine() of 2.6.25 / 2.6.26: this CPU's load less the waker's
+// weight on a sync wake-up; balanced = 100 * (tl + weight of p) <= imbalance
+// * load(prev), imbalance = 100 + (pct - 100) / 2 with pct 125 (110 between
+// SMT siblings); a sync wake-up of two tasks whose avg_overlap are both
+// below migration_cost pulls (2.6.26: only when balanced); then pull when
+// (tl <= load(prev) && tl + load(prev) <= this CPU's load per task) ||
+// balanced. The load per task of a CPU running nothing reads as one nice-0
+// task (1024); target_load/source_load read as load(c).
+inline void wake_affine_2008(const Topo& t, const Machine& m, const Wake& w, AffineEra era, u32 waking, u32 prev,
+                             Outcome& o) {
+  const bool sync = era != AffineEra::ignored_2008 && w.sync;  // SCHED_FEAT_SYNC_WAKEUPS off: no hint
+  const u32 pct = t.siblings(waking, prev) ? 110 : 125;
+  const u64 imbalance = 100 + (pct - 100) / 2;
+  // raw_this: load(this CPU); tl: it less the waker's weight when sync.
+  const auto decide = [&](i128 tl, u64 raw_this, u64 load, u64 weight, const char*& reason) {
+    const bool balanced = 100 * (tl + weight) <= static_cast<i128>(imbalance) * load;
+    if (sync && (balanced || era == AffineEra::unchecked_2008) && w.waker_overlap < w.migration_cost &&
+        w.wakee_overlap < w.migration_cost) {
+      reason = "sync_overlap";
+      return true;
+    }
+    const u32 running = m.nr[waking];
+    const u64 per_task = running == 0 ? 1024 : raw_this / running;
+    if ((tl <= load && tl + load <= per_task) || balanced) {
+      reason = "load_waking";
+      return true;
+    }
+    reason = "load_prev";
+    return false;
+  };
+  const u64 raw = m.load[waking], load = m.load[prev], weight = w.wakee_load, cur = w.waker_load;
+  // The kernel's unsigned long: tl - weight of current wraps below zero.
+  const u64 wrapped_tl = sync ? raw - cur : raw;
+  const auto clamped_tl = [&](u64 r, u64 c) -> i128 { return sync ? (r > c ? r - c : 0) : r; };
+  const char* kr = "";
+  const char* er = "";
+  const char* lr = "";
+  const bool kernel = decide(static_cast<i128>(wrapped_tl), raw, load, weight, kr);
+  const bool exact = decide(clamped_tl(raw, cur), raw, load, weight, er);
+  if (kernel != exact || std::string_view(kr) != er) o.dev |= dev_sync_underflow;
+  // Loads are clamped at 2^48 in the library.
+  constexpr u64 cap = u64{1} << 48;
+  const u64 rc = std::min(raw, cap), lc = std::min(load, cap), wc = std::min(weight, cap), cc = std::min(cur, cap);
+  const bool lib = decide(clamped_tl(rc, cc), rc, lc, wc, lr);
+  if (lib != exact || std::string_view(lr) != er) o.dev |= dev_affine_clamp;
+  o.target = lib ? waking : prev;
+  o.affine = lr;
 }
 
 // The walk order of for_each_cpu_wrap(cpu, span, target + 1).
@@ -422,7 +479,8 @@ inline Outcome place(const Topo& t, const Machine& m, const Era& era, Wake& w) {
   else if (waking == prev) { o.target = prev; o.affine = "same_cpu"; }
   else if (era.affine == AffineEra::always) { o.target = waking; o.affine = "forced_waking"; }
   else if (era.affine == AffineEra::never) { o.target = prev; o.affine = "forced_prev"; }
-  else detail::wake_affine(t, m, w, waking, prev, o);
+  else if (era.affine == AffineEra::wake_affine) detail::wake_affine(t, m, w, waking, prev, o);
+  else detail::wake_affine_2008(t, m, w, era.affine, waking, prev, o);
 
   if (era.search) {
     o.cpu = detail::select_idle_sibling(t, m, w, prev, o.target, o);
@@ -439,6 +497,28 @@ inline Outcome place(const Topo& t, const Machine& m, const Era& era, Wake& w) {
   return o;
 }
 
+// se.avg_overlap (2.6.25 to 2010): try_to_wake_up() stamps the waker
+// (se.last_wakeup); a sleep (dequeue_task) folds the time since into the
+// average with update_avg(), the kernel's of the time: diff >> 3.
+struct Overlap {
+  i64 avg = 0, woke_at = 0;
+  bool woke = false;
+};
+inline u32 overlap_sleep(Overlap& s, i64 now) {
+  u32 dev = 0;
+  if (!s.woke) return dev;
+  const i128 d = static_cast<i128>(now) - s.woke_at;
+  if (d < 0 || d > INT64_MAX) dev |= dev_clock_rule;
+  const i64 sample = d <= 0 ? 0 : (d > INT64_MAX ? INT64_MAX : static_cast<i64>(d));
+  const i128 diff = static_cast<i128>(sample) - s.avg;
+  const i128 shifted = diff >= 0 ? diff / 8 : -((-diff + 7) / 8);  // >> 3: toward minus infinity
+  const i128 divided = diff / 8;                                   // the library's update_avg
+  if (shifted != divided) dev |= dev_avg_rounding;
+  s.avg = static_cast<i64>(s.avg + divided);
+  s.woke = false;
+  return dev;
+}
+
 // ---------------------------------------------------------------------------
 // The newidle balance: rq->avg_idle, idle_stamp, max_idle_balance_cost,
 // sd->max_newidle_lb_cost per level, sched_balance_newidle()'s gates.
@@ -451,6 +531,7 @@ struct BalanceEra {
   bool bump_failed = false;       // v6.17
   bool cap_on_cost = true;        // avg_idle capped at 2 * max_idle_balance_cost (v3.13+)
   bool guard_stamp = true;        // no idle stamp, no sample
+  bool shift_avg = false;         // update_avg() shifted (diff >> 3) before 2020
 };
 
 struct NewidleState {
@@ -515,6 +596,8 @@ inline u32 idle_end(const BalanceEra& e, NewidleState& s, i64 now, i64 mc) {
   } else {
     // update_avg(): avg += (sample - avg) / 8, signed, truncating.
     const i128 diff = static_cast<i128>(delta) - s.avg_idle;
+    const i128 shifted = diff >= 0 ? diff / 8 : -((-diff + 7) / 8);
+    if (e.shift_avg && shifted != diff / 8) dev |= dev_avg_rounding;
     s.avg_idle = detail::sat(s.avg_idle + diff / 8);
     if (!e.saturate_2009 && s.avg_idle > cap) s.avg_idle = cap;
   }
