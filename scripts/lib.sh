@@ -140,6 +140,17 @@ tp_ctest_names() {
   (cd "$dir" && ctest -N "$@") | sed -n 's/^ *Test *#[0-9]*: \(.*\)$/\1/p'
 }
 
+# tp_ctest_targets <build-dir> <ctest selection args...>: the selected tests
+# that are also build targets (a test that runs a script or a CMake check
+# has none), one a line: what to build before running the selection.
+tp_ctest_targets() {
+  local dir="$1"
+  shift
+  local known
+  known="$(cmake --build "$dir" --target help | sed -n -e 's/^\([A-Za-z0-9_.+-]*\): .*$/\1/p' -e 's/^\.\.\. \([A-Za-z0-9_.+-]*\).*$/\1/p')"
+  tp_ctest_names "$dir" "$@" | grep -Fx -f <(printf '%s\n' "$known") || true
+}
+
 # A command (with arguments) to run ctest under, e.g. (setarch x86_64 -R).
 TP_CTEST_WRAP=()
 

@@ -71,12 +71,19 @@ TEST_CASE("hwloc NUMA nodes and several L3s per package are read", "[hwloc]") {
   CHECK(kinds(t, 0) ==
         std::vector<LevelKind>{LevelKind::smt, LevelKind::llc, LevelKind::node, LevelKind::machine});
   conforms(t);
-  // SNC: two nodes inside one L3 are not a level.
+  // SNC: two nodes inside one L3. The scheduler's view cuts the L3 at the
+  // nodes (x86 match_llc(): SNC nodes do not share the LLC); the hardware
+  // view keeps one LLC, and the nodes inside it are no level.
   const auto snc = HwlocTopology::synthetic("pack:1 l3:1 numa:2 core:4 pu:1");
   CHECK(snc.node_size(0) == 4);
-  CHECK(snc.llc_size(0) == 8);
-  CHECK(kinds(snc, 0) == std::vector<LevelKind>{LevelKind::llc});
+  CHECK(snc.llc_size(0) == 4);
+  CHECK(snc.llc_of(3) != snc.llc_of(4));
+  CHECK(kinds(snc, 0) == std::vector<LevelKind>{LevelKind::llc, LevelKind::machine});
   conforms(snc);
+  const auto hw = HwlocTopology::synthetic("pack:1 l3:1 numa:2 core:4 pu:1", taskplace::LlcView::hardware);
+  CHECK(hw.llc_size(0) == 8);
+  CHECK(kinds(hw, 0) == std::vector<LevelKind>{LevelKind::llc});
+  conforms(hw);
 }
 
 TEST_CASE("an L2 shared by several cores is an hwloc cluster; a private one is not", "[hwloc][cluster]") {

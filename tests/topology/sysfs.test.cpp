@@ -18,6 +18,7 @@
 
 using taskplace::CpuId;
 using taskplace::LevelKind;
+using taskplace::LlcView;
 using taskplace::SysfsError;
 using taskplace::SysfsTopology;
 using V = std::vector<CpuId>;
@@ -144,12 +145,42 @@ TEST_CASE("without an L3 the highest shared cache is the LLC", "[sysfs]") {
   conforms(t);
 }
 
-TEST_CASE("sub-NUMA nodes inside one L3 keep the LLC level only", "[sysfs][snc]") {
+TEST_CASE("sub-NUMA nodes cut the L3 as the scheduler does; the hardware view keeps it whole",
+          "[sysfs][snc]") {
+  // snc2: 8 cores, one L3 listed as shared by all 8 (cache/index3), two
+  // nodes 0-3 and 4-7. The kernel's MC domain stops at the node (x86
+  // match_llc() since 2018: SNC nodes do not share the LLC), so the LLC a
+  // wake-up searches is the node's 4 CPUs, and the machine level joins the
+  // two nodes.
   const auto t = SysfsTopology::all_online(tree("snc2"));
-  CHECK(t.llc_size(0) == 8);
+  CHECK(t.llc_size(0) == 4);
+  CHECK(vec(t.llc_cpus(5)) == V{4, 5, 6, 7});
   CHECK(t.node_size(0) == 4);
-  CHECK(kinds(t, 7) == std::vector<LevelKind>{LevelKind::llc});
+  CHECK(t.llc_of(3) != t.llc_of(4));
+  CHECK(kinds(t, 7) == std::vector<LevelKind>{LevelKind::llc, LevelKind::machine});
   conforms(t);
+  // The same tree, caches as the hardware lists them: one LLC of 8 with
+  // the nodes inside it, which is no level of its own.
+  const auto hw = SysfsTopology::all_online(tree("snc2"), LlcView::hardware);
+  CHECK(hw.llc_size(0) == 8);
+  CHECK(hw.llc_of(3) == hw.llc_of(4));
+  CHECK(hw.node_size(0) == 4);
+  CHECK(kinds(hw, 7) == std::vector<LevelKind>{LevelKind::llc});
+  conforms(hw);
+  // An affinity mask inside one node: the split LLC is that node's part.
+  const SysfsTopology some(tree("snc2"), {2, 3, 4});
+  CHECK(some.llc_size(0) == 2);
+  CHECK(some.llc_size(2) == 1);
+  conforms(some);
+}
+
+TEST_CASE("split_llc_at_nodes labels each (LLC, node) pair once", "[sysfs][snc]") {
+  using taskplace::detail::split_llc_at_nodes;
+  using L = std::vector<std::uint32_t>;
+  CHECK(split_llc_at_nodes(L{7, 7, 7, 7}, L{0, 0, 1, 1}) == L{0, 0, 1, 1});
+  CHECK(split_llc_at_nodes(L{3, 3, 9, 9}, L{0, 0, 0, 0}) == L{0, 0, 1, 1});  // nodes inside no LLC: unchanged groups
+  CHECK(split_llc_at_nodes(L{5, 5, 5, 5}, L{1, 0, 1, 0}) == L{0, 1, 0, 1});  // interleaved numbering
+  CHECK(split_llc_at_nodes(L{}, L{}).empty());
 }
 
 TEST_CASE("cluster_cpus_list gives a cluster level between the core and the LLC",

@@ -36,6 +36,8 @@ namespace taskplace {
 //   LLC:  the largest data or unified cache above the PU (none: its
 //         package, then the whole machine);
 //   node: the NUMA node whose cpuset holds the PU (none: one node);
+//         with LlcView::scheduler (the default) an LLC spanning nodes
+//         (Intel SNC) is cut at the node boundaries, as the kernel does;
 //   cluster: the largest data or unified cache below the LLC, where one
 //         such cache holds more than one core (an L2 shared by four
 //         E-cores); else there are no clusters.
@@ -47,16 +49,17 @@ class HwlocTopology : public TableTopology {
 
   // Effects: discovers this machine with hwloc.
   // Throws: TopologyError if hwloc fails or reports no PU.
-  HwlocTopology() : TableTopology(load(nullptr)) {}
+  explicit HwlocTopology(LlcView view = LlcView::scheduler) : TableTopology(load(nullptr, view)) {}
 
   // Effects: reads an already loaded hwloc topology (not owned, not kept).
-  explicit HwlocTopology(hwloc_topology_t topo) : TableTopology(build(topo)) {}
+  explicit HwlocTopology(hwloc_topology_t topo, LlcView view = LlcView::scheduler)
+      : TableTopology(build(topo, view)) {}
 
   // Returns: the topology of an hwloc synthetic description, e.g.
   //   "pack:2 l3:1 core:4 pu:2" or "numa:2 pack:1 l3:2 core:4 pu:2".
   // Throws: TopologyError naming the description when hwloc rejects it.
-  static HwlocTopology synthetic(const std::string& description) {
-    return HwlocTopology(load(&description));
+  static HwlocTopology synthetic(const std::string& description, LlcView view = LlcView::scheduler) {
+    return HwlocTopology(load(&description, view));
   }
 
   // Returns: the table this topology is, for code that wants its counts.
@@ -73,7 +76,7 @@ class HwlocTopology : public TableTopology {
     }
   };
 
-  static TableTopology load(const std::string* synthetic_description) {
+  static TableTopology load(const std::string* synthetic_description, LlcView view) {
     Handle h;
     if (hwloc_topology_init(&h.topo) != 0) {
       h.topo = nullptr;
@@ -83,14 +86,14 @@ class HwlocTopology : public TableTopology {
         hwloc_topology_set_synthetic(h.topo, synthetic_description->c_str()) != 0)
       throw TopologyError("hwloc: bad synthetic description \"" + *synthetic_description + "\"");
     if (hwloc_topology_load(h.topo) != 0) throw TopologyError("hwloc: hwloc_topology_load failed");
-    return build(h.topo);
+    return build(h.topo, view);
   }
 
   // A label per object: hwloc's global persistent index, unique in a
   // topology; kinds never share labels with each other's arrays.
   static std::uint32_t label_of(hwloc_obj_t o) { return static_cast<std::uint32_t>(o->gp_index); }
 
-  static TableTopology build(hwloc_topology_t topo) {
+  static TableTopology build(hwloc_topology_t topo, LlcView view) {
     const int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
     if (npu <= 0) throw TopologyError("hwloc: the topology has no PU");
     std::vector<hwloc_obj_t> pus;
@@ -131,6 +134,7 @@ class HwlocTopology : public TableTopology {
       node.push_back(n);
       os.push_back(static_cast<CpuId>(pu->os_index));
     }
+    if (view == LlcView::scheduler) llc = detail::split_llc_at_nodes(llc, node);
     try {
       return TableTopology::with_clusters(std::move(core), std::move(cluster), std::move(llc), std::move(node),
                                           std::move(os));

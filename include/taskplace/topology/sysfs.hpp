@@ -212,6 +212,9 @@ inline std::optional<std::vector<CpuId>> sysfs_affinity() {
 //         (topology/package_cpus_list, then core_siblings_list), which is
 //         what x86 does when CPUID reports no caches;
 //   node: node/online and node/nodeN/cpulist; no node directory = one node.
+//   With LlcView::scheduler (the default) an LLC that spans nodes (Intel
+//   SNC) is cut at the node boundaries, as the kernel schedules it;
+//   LlcView::hardware keeps the caches' own lists.
 // Invariant: the CPUs are those online and allowed; the topology those CPUs
 // see (masks are intersected, so an offline sibling makes a 1-thread core).
 // Hostile trees: only regular files are read (checked before the open,
@@ -238,25 +241,28 @@ class SysfsTopology : public TableTopology {
   //   or longer than detail::sysfs_max_file_bytes; TopologyError when no
   //   CPU is left or the files contradict each other (naming both files).
   // Complexity: O(CPUs x cache levels) file reads.
-  explicit SysfsTopology(const std::filesystem::path& root = default_root)
-      : SysfsTopology(root, detail::sysfs_affinity()) {}
+  explicit SysfsTopology(const std::filesystem::path& root = default_root,
+                         LlcView view = LlcView::scheduler)
+      : SysfsTopology(root, detail::sysfs_affinity(), view) {}
 
   // Effects: as above, keeping the online CPUs among `allowed_os_cpus`
   //   (OS numbers; those not online are ignored).
-  SysfsTopology(const std::filesystem::path& root, std::vector<CpuId> allowed_os_cpus)
-      : SysfsTopology(root, std::optional<std::vector<CpuId>>(std::move(allowed_os_cpus))) {}
+  SysfsTopology(const std::filesystem::path& root, std::vector<CpuId> allowed_os_cpus,
+                LlcView view = LlcView::scheduler)
+      : SysfsTopology(root, std::optional<std::vector<CpuId>>(std::move(allowed_os_cpus)), view) {}
 
   // Effects: as above, keeping every online CPU, whatever the affinity.
-  static SysfsTopology all_online(const std::filesystem::path& root = default_root) {
-    return SysfsTopology(root, std::optional<std::vector<CpuId>>{});
+  static SysfsTopology all_online(const std::filesystem::path& root = default_root,
+                                  LlcView view = LlcView::scheduler) {
+    return SysfsTopology(root, std::optional<std::vector<CpuId>>{}, view);
   }
 
   // Returns: the table this topology is, for code that wants its counts.
   const TableTopology& table() const noexcept { return *this; }
 
  private:
-  SysfsTopology(const std::filesystem::path& root, std::optional<std::vector<CpuId>> allowed)
-      : TableTopology(read(root, allowed)) {}
+  SysfsTopology(const std::filesystem::path& root, std::optional<std::vector<CpuId>> allowed, LlcView view)
+      : TableTopology(read(root, allowed, view)) {}
 
   // The usable CPUs one file lists (its own CPU among them), and the file.
   struct Listed {
@@ -265,9 +271,9 @@ class SysfsTopology : public TableTopology {
   };
 
   static TableTopology read(const std::filesystem::path& root,
-                            const std::optional<std::vector<CpuId>>& allowed) {
+                            const std::optional<std::vector<CpuId>>& allowed, LlcView view) {
     try {
-      return read_tree(root, allowed);
+      return read_tree(root, allowed, view);
     } catch (const std::filesystem::filesystem_error& e) {
       // Every file-system call below reports through SysfsError already;
       // this keeps the documented type should one be missed.
@@ -276,7 +282,7 @@ class SysfsTopology : public TableTopology {
   }
 
   static TableTopology read_tree(const std::filesystem::path& root,
-                                 const std::optional<std::vector<CpuId>>& allowed) {
+                                 const std::optional<std::vector<CpuId>>& allowed, LlcView view) {
     namespace fs = std::filesystem;
     const fs::path cpu_dir = root / "cpu";
     const std::vector<CpuId> online = detail::sysfs_cpulist(cpu_dir / "online");
@@ -356,8 +362,10 @@ class SysfsTopology : public TableTopology {
     check_agreement(root, cpus, core, "core");
     check_agreement(root, cpus, cluster, "cluster");
     check_agreement(root, cpus, llc, "last-level cache");
+    std::vector<std::uint32_t> llc_labels = labels(llc);
+    if (view == LlcView::scheduler) llc_labels = detail::split_llc_at_nodes(llc_labels, node);
     try {
-      return TableTopology::with_clusters(labels(core), labels(cluster), labels(llc), std::move(node),
+      return TableTopology::with_clusters(labels(core), labels(cluster), std::move(llc_labels), std::move(node),
                                           cpus);
     } catch (const TopologyError& e) {
       throw TopologyError("sysfs " + root.string() + " (dense cpu numbers): " + e.what());

@@ -30,6 +30,41 @@
 
 namespace taskplace {
 
+// How a topology read from the machine (SysfsTopology, HwlocTopology)
+// reports a last-level cache that several NUMA nodes share (Intel SNC:
+// sysfs and hwloc list the L3 across the package).
+enum class LlcView : std::uint8_t {
+  // The scheduler's view (default): an LLC is cut at node boundaries, as
+  // the kernel's MC domain never spans nodes (x86 match_llc() treats SNC
+  // nodes as not sharing the LLC since 2018; the generic
+  // cpu_coregroup_mask() starts from the node's CPUs).
+  scheduler,
+  // The caches as the hardware reports them: one LLC across the nodes.
+  hardware,
+};
+
+namespace detail {
+// Returns: per CPU, an LLC label in which CPUs of one hardware LLC but
+// different nodes get different labels (dense, in order of first
+// appearance). Requires: llc.size() == node.size().
+// Complexity: O(n log n).
+inline std::vector<std::uint32_t> split_llc_at_nodes(const std::vector<std::uint32_t>& llc,
+                                                     const std::vector<std::uint32_t>& node) {
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> seen;  // (llc, node) key -> label, sorted
+  std::vector<std::uint32_t> out;
+  out.reserve(llc.size());
+  for (std::size_t i = 0; i < llc.size(); ++i) {
+    const std::uint64_t key = (std::uint64_t{llc[i]} << 32) | node[i];
+    auto it = std::lower_bound(seen.begin(), seen.end(), key,
+                               [](const auto& e, std::uint64_t k) { return e.first < k; });
+    if (it == seen.end() || it->first != key)
+      it = seen.insert(it, {key, static_cast<std::uint32_t>(seen.size())});
+    out.push_back(it->second);
+  }
+  return out;
+}
+}  // namespace detail
+
 // Invariant: after construction, I1-I8 of concepts.hpp hold (the
 // constructor rejects any input that would break them).
 // Invariant: group ids are dense, numbered in order of each group's lowest
