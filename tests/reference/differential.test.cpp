@@ -399,7 +399,6 @@ void run_wakeups(const T& topo, const kref::Topo& mt, Rng& r, Tally& tally, u32 
       } else {
         mask.assign(n, false);
       }
-      const testing::CpuMask lmask{mask};
       // The wake-up.
       const bool no_waker = r.p(0.05);
       const u32 wi = static_cast<u32>(r.u(0, ntasks - 1));
@@ -410,6 +409,11 @@ void run_wakeups(const T& topo, const kref::Topo& mt, Rng& r, Tally& tally, u32 
       if (r.p(0.3)) prev = waking;
       if (r.p(0.03)) prev = no_cpu;
       else if (r.p(0.02)) prev = n + static_cast<u32>(r.u(0, 5));
+      // Most restricted masks still allow prev (the kernel's affinity
+      // changes move a task off refused CPUs), so that the search under
+      // a mask is compared, not only select_fallback_rq().
+      if (prev < n && r.p(0.6)) mask[prev] = true;
+      const testing::CpuMask lmask{mask};
       const bool sync = r.p(0.5), cur = r.p(0.05);
       const std::array<u64, 6> loads = {0, 1, 512, 1024, 3000, ~u64{0}};
       const u64 wl = r.p(0.8) ? r.pick(loads) : r.u(0, 1ull << 49);
