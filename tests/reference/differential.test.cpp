@@ -272,10 +272,12 @@ std::string mask_string(const std::vector<bool>& m) {
 // The category of a search mismatch, from the facts of the kernel's path.
 std::string search_category(u32 trace) {
   using namespace kref;
-  if (trace & tr_budget_zero_core) return "sis_util_zero_budget";
-  if (trace & tr_idle_smt) return "select_idle_smt";
+  // The steps the library does not take at all come first: where the
+  // kernel's path went through them, they explain what follows.
   if (trace & tr_cluster) return "cluster_scan";
   if (trace & tr_smt_elsewhere) return "smt_machine_wide";
+  if (trace & tr_budget_zero_core) return "sis_util_zero_budget";
+  if (trace & tr_idle_smt) return "select_idle_smt";
   if (trace & tr_mask_in_llc) return "walk_mask";
   if (trace & tr_core_partial) return "core_no_whole_idle";
   if (trace & tr_core_mode) return "core_walk";
@@ -506,7 +508,8 @@ void run_wakeups(const T& topo, const kref::Topo& mt, Rng& r, Tally& tally, u32 
           resync = true;
         } else if (era.search && !(o.trace & kref::tr_core_mode) && (o.trace & kref::tr_select_idle_cpu) &&
                    p.scanned != o.scanned) {
-          fail("scanned", "scanned");
+          const std::string c = search_category(o.trace);
+          fail(c == "cluster_scan" || c == "smt_machine_wide" ? c : "scanned", "scanned");
         }
       }
       // The waker's flips after the record: never excused.

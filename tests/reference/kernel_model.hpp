@@ -59,7 +59,7 @@ enum Trace : u32 {
   tr_mask_in_llc = 1u << 2,       // the mask refuses some CPU of the target's LLC
   tr_core_mode = 1u << 3,         // select_idle_core() walk (hint set)
   tr_core_partial = 1u << 4,      // core mode found no whole idle core
-  tr_idle_smt = 1u << 5,          // select_idle_smt() was tried
+  tr_idle_smt = 1u << 5,          // select_idle_smt() found prev's idle sibling
   tr_cluster = 1u << 6,           // the target has a cluster domain (sched_cluster_active)
   tr_smt_elsewhere = 1u << 7,     // SMT is active but the target's core has one CPU
   tr_noncontig_core = 1u << 8,    // some core of the LLC is not contiguous in CPU numbers
@@ -431,10 +431,13 @@ inline u32 select_idle_sibling(const Topo& t, const Machine& m, const Wake& w, u
     if (!has_idle_core && t.share_cache(prev, target)) {
       // select_idle_smt(p, sd, prev): an idle, allowed SMT sibling of prev
       // inside the target's LLC domain.
-      o.trace |= tr_idle_smt;
       for (u32 c : t.smt_span[prev]) {
         if (c == prev || !allowed(w, c) || !t.share_cache(c, target)) continue;
-        if (m.idle[c]) { o.reason = "idle_smt"; return c; }
+        if (m.idle[c]) {
+          o.trace |= tr_idle_smt;
+          o.reason = "idle_smt";
+          return c;
+        }
       }
     }
   }
