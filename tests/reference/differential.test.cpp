@@ -9,9 +9,9 @@
 // A mismatch is one of:
 // - a deviation: a documented library choice (docs/reference.md) made the
 //   kernel's answer differ; counted apart, never a failure;
-// - a known divergence: a category the library's search does not yet
-//   decide as the kernel does (see search_fix_landed below); counted,
-//   failing only once the switch is flipped;
+// - a known divergence: a step of the kernel's search the library does not
+//   take (see cluster_and_smt_switch_landed below); counted, failing only
+//   once the switch is flipped;
 // - anything else: a failure, printed with a reproducer.
 #include <catch2/catch.hpp>
 
@@ -38,14 +38,13 @@ using kref::i64;
 using kref::u32;
 using kref::u64;
 
-// The idle search's known divergences from the kernel (SIS_UTIL budget 0
-// with the idle-core hint, the walk over allowed CPUs only, idle cores
-// whatever the mask, the walk order and the CPU a core walk returns,
+// The idle search's steps that once diverged from the kernel (SIS_UTIL
+// budget 0 with the idle-core hint, the walk over allowed CPUs only, idle
+// cores whatever the mask, the walk order and the CPU a core walk returns,
 // select_idle_smt(), the scan count, the newidle stamp after a pull, the
-// cost decay at a saturated elapsed time). While false, mismatches in
-// those categories are counted and printed but do not fail; flip it once
-// the search matches the kernel.
-constexpr bool search_fix_landed = false;
+// cost decay at a saturated elapsed time). The library's search decides
+// as the kernel's in all of them, so any mismatch there fails.
+constexpr bool search_fix_landed = true;
 const std::array<const char*, 8> search_categories = {
     "sis_util_zero_budget", "select_idle_smt", "walk_mask",  "core_no_whole_idle",
     "core_walk",            "scanned",         "pull_stamp", "decay_saturated"};
