@@ -19,6 +19,7 @@ constexpr const char* usage =
     "  --cpus N              the machine's CPU count (default: the header's, else the highest CPU + 1)\n"
     "  --llc-size N          CPUs per last-level cache (default: all)\n"
     "  --threads-per-core N  SMT siblings per core, numbered next to each other (default 1)\n"
+    "  --sysfs ROOT          the topology from a sysfs tree instead (/sys/devices/system: this machine)\n"
     "  --sync never|always|infer   the WF_SYNC hint (default infer: the waker sleeps next)\n"
     "  --sync-window-us N    how soon the waker must sleep for infer (default 100)\n"
     "  --tool-pid PID        the recording perf process (default: found; 0: none)\n"
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
     } else if (a == "--cpus") o.cpus = number(a, value());
     else if (a == "--llc-size") o.llc_size = number(a, value());
     else if (a == "--threads-per-core") o.threads_per_core = number(a, value());
+    else if (a == "--sysfs") o.sysfs = value();
     else if (a == "--sync-window-us") o.sync_window_ns = std::int64_t{number(a, value())} * 1000;
     else if (a == "--tool-pid") o.tool_pid = static_cast<std::int32_t>(number(a, value()));
     else if (a == "--no-fork-inherit") o.inherit_at_fork = false;

@@ -1,6 +1,7 @@
 // tools/replay/replay.cpp: the replay of a decoded trace (see replay.hpp).
 #include "replay.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <unordered_map>
@@ -25,32 +26,47 @@ TaskKey task_key(std::int32_t tid, std::uint32_t cpu) noexcept {
 
 namespace {
 
-using Placer = WakePlacer<UniformTopology, traits::Current>;
+using Placer = WakePlacer<TableTopology, traits::Current>;
 
-// The machine as the trace leaves it. Loads: one nice-0 task (1024) per
-// queued task; a sleeping task is in no CPU's load, so the placer is told
-// wakee_load = 0 (runnable_only_wakee_load). Utilisation: the share of time
-// each CPU ran a task, averaged with PELT's 32 ms half-life.
+// PELT's geometric average with its 32 ms half-life: `avg` as it reads
+// `dt_ns` after it was last updated, having tracked `value` since.
+double pelt(double avg, double value, std::int64_t dt_ns) {
+  if (dt_ns <= 0) return avg;
+  const double keep = std::exp2(-static_cast<double>(dt_ns) / 32e6);
+  return avg * keep + value * (1.0 - keep);
+}
+
+// A CFS task's load weight from its prio (100 + nice + 20): 1024 at nice
+// 0, 1.25 times less per nice level (kernel: sched_prio_to_weight, which
+// rounds these to within 0.1%).
+double prio_weight(std::int32_t prio) {
+  const std::int32_t nice = std::clamp(prio, 100, 139) - 120;
+  return std::round(1024.0 * std::pow(1.25, -nice));
+}
+
+// The machine as the trace leaves it. Loads stand in for PELT's: each CPU's
+// load is the 32 ms average of its queued tasks' weights (1024 for a nice-0
+// task), and a task's own load the average of its weight while queued, 0 asleep;
+// a task that moves takes its load along (kernel: the load of a sleeping
+// task decays on its CPU, and migrate_task_rq_fair() carries it).
+// Utilisation: the 32 ms average of whether the CPU ran a task.
 struct Machine {
-  const UniformTopology* topo = nullptr;
+  const TableTopology* topo = nullptr;
   std::vector<std::uint32_t> nr;
   std::vector<std::int32_t> curr;  // the running task; 0 idle; -1 not seen yet (read as idle)
-  std::vector<double> util;
-  std::vector<std::int64_t> util_at;
+  std::vector<double> util, rq_load, weight;  // weight: of the queued tasks
+  std::vector<std::int64_t> util_at, load_at;
   std::int64_t now = 0;
 
-  explicit Machine(const UniformTopology& t)
-      : topo(&t), nr(t.cpu_count()), curr(t.cpu_count(), -1), util(t.cpu_count()), util_at(t.cpu_count()) {}
+  explicit Machine(const TableTopology& t)
+      : topo(&t), nr(t.cpu_count()), curr(t.cpu_count(), -1), util(t.cpu_count()), rq_load(t.cpu_count()), weight(t.cpu_count()),
+        util_at(t.cpu_count()), load_at(t.cpu_count()) {}
 
   bool is_idle(CpuId c) const { return curr[c] <= 0 && nr[c] == 0; }
   std::uint32_t nr_running(CpuId c) const { return nr[c]; }
-  std::uint64_t load(CpuId c) const { return std::uint64_t{nr[c]} * 1024; }
-  double util_now(CpuId c) const {
-    const double dt = static_cast<double>(now - util_at[c]);
-    if (dt <= 0) return util[c];
-    const double keep = std::exp2(-dt / 32e6);
-    return util[c] * keep + (curr[c] > 0 ? 1.0 - keep : 0.0);
-  }
+  double load_now(CpuId c) const { return pelt(rq_load[c], weight[c], now - load_at[c]); }
+  std::uint64_t load(CpuId c) const { return static_cast<std::uint64_t>(std::llround(load_now(c))); }
+  double util_now(CpuId c) const { return pelt(util[c], curr[c] > 0 ? 1.0 : 0.0, now - util_at[c]); }
   std::uint32_t llc_utilization_pct(CpuId c) const {
     double sum = 0;
     std::size_t n = 0;
@@ -72,6 +88,11 @@ struct Machine {
     util_at[c] = now;
     curr[c] = tid;
   }
+  // Before nr[c] or rq_load[c] changes: the average up to now.
+  void touch(CpuId c) {
+    rq_load[c] = load_now(c);
+    load_at[c] = now;
+  }
 };
 static_assert(MachineState<Machine> && HasLlcUtilization<Machine> && HasIdleCoreHint<Machine>);
 
@@ -81,6 +102,10 @@ struct Task {
   Placer::task_state ts{};
   CpuId cpu = no_cpu;
   RunState st = RunState::sleeping;
+  double weight = 1024;  // from the prio the trace shows
+  double load = 0;       // PELT-like, see Machine
+  std::int64_t load_at = 0;
+  double load_now(std::int64_t now) const { return pelt(load, st == RunState::sleeping ? 0.0 : weight, now - load_at); }
 };
 
 // A per-CPU kernel thread, bound to its CPU: "ksoftirqd/0", "kworker/1:2",
@@ -141,7 +166,7 @@ std::vector<Ahead> look_ahead(const Trace& t, const Options& o) {
 
 class Replayer {
  public:
-  Replayer(const Trace& t, const Options& o, const UniformTopology& topo, Result& r)
+  Replayer(const Trace& t, const Options& o, const TableTopology& topo, Result& r)
       : trace_(t), opt_(o), placer_(topo), machine_(topo), idle_(topo.cpu_count()), r_(r) {}
 
   void run() {
@@ -161,31 +186,41 @@ class Replayer {
             r_.wakeups[p->second].kernel_cpu = e.target_cpu;
             pending_.erase(p);
           }
-          Task& t = task(e.pid);
+          Task& t = task(e.pid, e.prio);
           queue(t, e.target_cpu, t.st == RunState::running ? RunState::running : RunState::queued);
           break;
         }
         case EventKind::migrate: {
           if (auto p = pending_.find(e.pid); p != pending_.end()) r_.wakeups[p->second].kernel_cpu = e.target_cpu;
-          Task& t = task(e.pid);
-          if (t.st == RunState::sleeping) t.cpu = e.target_cpu;
-          else queue(t, e.target_cpu, t.st);
+          Task& t = task(e.pid, e.prio);
+          if (t.st == RunState::sleeping) {
+            if (e.target_cpu < machine_.nr.size()) move_load(t, e.target_cpu);
+            t.cpu = e.target_cpu;
+          } else {
+            queue(t, e.target_cpu, t.st);
+          }
           break;
         }
         case EventKind::switch_to: {
           if (e.prev_pid != 0) {
-            Task& p = task(e.prev_pid);
+            Task& p = task(e.prev_pid, e.prev_prio);
             if (e.prev_runnable()) queue(p, e.cpu, RunState::queued);
             else dequeue(p);
           }
-          if (e.pid != 0) queue(task(e.pid), e.cpu, RunState::running);
+          if (e.pid != 0) queue(task(e.pid, e.prio), e.cpu, RunState::running);
           machine_.set_curr(e.cpu, e.pid);
           break;
         }
         case EventKind::fork: {
           Task& child = task(e.pid);
           if (opt_.inherit_at_fork && e.prev_pid != 0) child.ts.flips = task(e.prev_pid).ts.flips;
+          // A new task starts with a full load (kernel: init_entity_runnable_average).
           child.cpu = e.cpu;
+          child.weight = task(e.prev_pid).weight;
+          child.load = child.weight;
+          child.load_at = e.time_ns;
+          machine_.touch(e.cpu);
+          machine_.rq_load[e.cpu] += child.load;
           break;
         }
       }
@@ -194,18 +229,54 @@ class Replayer {
 
  private:
   Task& task(std::int32_t tid) { return tasks_[tid]; }
+  // The task as the trace shows it, its weight from `prio` (a change while
+  // queued, a renice, moves its CPU's weight too).
+  Task& task(std::int32_t tid, std::int32_t prio) {
+    Task& t = tasks_[tid];
+    const double w = prio_weight(prio);
+    if (w != t.weight) {
+      t.load = t.load_now(machine_.now);
+      t.load_at = machine_.now;
+      if (t.st != RunState::sleeping && t.cpu < machine_.nr.size()) {
+        machine_.touch(t.cpu);
+        machine_.weight[t.cpu] = std::max(0.0, machine_.weight[t.cpu] - t.weight) + w;
+      }
+      t.weight = w;
+    }
+    return t;
+  }
 
+  // Effects: the task's load brought up to now, and carried to `cpu`.
+  void move_load(Task& t, CpuId cpu) {
+    t.load = t.load_now(machine_.now);
+    t.load_at = machine_.now;
+    if (t.cpu == cpu) return;
+    if (t.cpu < machine_.nr.size()) {
+      machine_.touch(t.cpu);
+      machine_.rq_load[t.cpu] = std::max(0.0, machine_.rq_load[t.cpu] - t.load);
+    }
+    machine_.touch(cpu);
+    machine_.rq_load[cpu] += t.load;
+  }
   void take_off(Task& t) {
-    if (t.st != RunState::sleeping && t.cpu < machine_.nr.size() && machine_.nr[t.cpu] > 0) --machine_.nr[t.cpu];
+    if (t.st != RunState::sleeping && t.cpu < machine_.nr.size() && machine_.nr[t.cpu] > 0) {
+      machine_.touch(t.cpu);
+      --machine_.nr[t.cpu];
+      machine_.weight[t.cpu] = std::max(0.0, machine_.weight[t.cpu] - t.weight);
+    }
   }
   void queue(Task& t, CpuId cpu, RunState st) {
     if (cpu >= machine_.nr.size()) return;  // checked in run(): cannot happen
+    move_load(t, cpu);
     take_off(t);
+    machine_.touch(cpu);
     ++machine_.nr[cpu];
+    machine_.weight[cpu] += t.weight;
     t.cpu = cpu;
     t.st = st;
   }
   void dequeue(Task& t) {
+    if (t.cpu < machine_.nr.size()) move_load(t, t.cpu);
     take_off(t);
     t.st = RunState::sleeping;
   }
@@ -221,7 +292,7 @@ class Replayer {
     w.wakee_comm = e.task_comm;
     w.prev_cpu = e.target_cpu;
     w.sync = opt_.sync == SyncMode::always || (opt_.sync == SyncMode::infer && a.sync);
-    Task& wakee = task(e.pid);
+    Task& wakee = task(e.pid, e.prio);
     const bool on_rq = wakee.st == RunState::queued || (wakee.st == RunState::running && !a.off_cpu_first);
     if (e.prio < 100 || e.prio > 139) w.category = Category::not_fair;
     else if (pinned_name(e.task_comm)) w.category = Category::pinned;
@@ -239,8 +310,8 @@ class Replayer {
       up.waking_cpu = e.cpu;
       up.prev_cpu = e.target_cpu;
       up.sync = w.sync;
-      up.wakee_load = runnable_only_wakee_load<WakeAffine>;
-      up.waker_load = 1024;
+      up.wakee_load = static_cast<std::uint64_t>(std::llround(wakee.load_now(e.time_ns)));
+      up.waker_load = e.tid == 0 ? 0 : static_cast<std::uint64_t>(std::llround(task(e.tid).load_now(e.time_ns)));
       w.placement = placer_.place(up, machine_, Nanoseconds{e.time_ns});
       w.waker_flips = placer_.flips().flips(waker.flips);
       w.wakee_flips = placer_.flips().flips(wakee.ts.flips);
@@ -261,24 +332,50 @@ class Replayer {
 
 }  // namespace
 
+namespace {
+// The machine's topology: from sysfs, else uniform from the options.
+TableTopology make_topology(const Options& o, std::uint32_t cpus, std::string& words) {
+  if (!o.sysfs.empty()) {
+    TableTopology t = SysfsTopology::all_online(o.sysfs);
+    for (CpuId c = 0; c < t.cpu_count(); ++c)
+      if (t.os_cpu(c) != c)
+        throw std::invalid_argument("the sysfs tree has CPUs offline or out of order (CPU " + std::to_string(c) +
+                                    " is OS CPU " + std::to_string(t.os_cpu(c)) + "): pass --cpus instead");
+    words = std::to_string(t.cpu_count()) + " CPUs from " + o.sysfs + ": LLC of CPU 0: " +
+            std::to_string(t.llc_size(0)) + " CPUs, core of CPU 0: " + std::to_string(t.core_size(0)) + " thread(s)";
+    return t;
+  }
+  const std::uint32_t threads = o.threads_per_core == 0 ? 1 : o.threads_per_core;
+  const std::uint32_t llc = o.llc_size == 0 ? cpus : o.llc_size;
+  if (cpus % llc != 0 || llc % threads != 0)
+    throw std::invalid_argument("an LLC of " + std::to_string(llc) + " CPUs and cores of " + std::to_string(threads) +
+                                " threads do not divide " + std::to_string(cpus) + " CPUs");
+  std::vector<std::uint32_t> core(cpus), llcs(cpus), node(cpus, 0);
+  for (std::uint32_t c = 0; c < cpus; ++c) {
+    core[c] = c / threads;
+    llcs[c] = c / llc;
+  }
+  words = std::to_string(cpus) + " CPUs: " + std::to_string(cpus / llc) + " LLC(s) of " + std::to_string(llc) +
+          " CPUs, " + std::to_string(threads) + " thread(s) per core";
+  return TableTopology(std::move(core), std::move(llcs), std::move(node));
+}
+}  // namespace
+
 Result run(const Trace& trace, const Options& o) {
   Result r;
-  r.cpus = o.cpus != 0 ? o.cpus : trace.header.nr_cpus_online != 0 ? trace.header.nr_cpus_online
-                                                                      : trace.max_cpu_seen + 1;
+  std::string words;
+  const std::uint32_t wanted = o.cpus != 0 ? o.cpus
+                               : trace.header.nr_cpus_online != 0 ? trace.header.nr_cpus_online
+                                                                   : trace.max_cpu_seen + 1;
+  const TableTopology topo = make_topology(o, wanted, words);
+  r.cpus = static_cast<std::uint32_t>(topo.cpu_count());
+  r.topology = words;
   std::uint32_t max_cpu = trace.max_cpu_seen;
   for (const Event& e : trace.events)
     if (e.kind != EventKind::fork) max_cpu = std::max({max_cpu, e.target_cpu, e.orig_cpu});
   if (max_cpu >= r.cpus)
     throw std::invalid_argument("the trace uses CPU " + std::to_string(max_cpu) + " but the machine has " +
                                 std::to_string(r.cpus) + " CPUs (--cpus)");
-  const std::uint32_t threads = o.threads_per_core == 0 ? 1 : o.threads_per_core;
-  const std::uint32_t llc = o.llc_size == 0 ? r.cpus : o.llc_size;
-  if (r.cpus % llc != 0 || llc % threads != 0)
-    throw std::invalid_argument("an LLC of " + std::to_string(llc) + " CPUs and cores of " + std::to_string(threads) +
-                                " threads do not divide " + std::to_string(r.cpus) + " CPUs");
-  const UniformTopology topo(1, r.cpus / llc, llc / threads, threads);
-  r.topology = std::to_string(r.cpus) + " CPUs: " + std::to_string(r.cpus / llc) + " LLC(s) of " +
-               std::to_string(llc) + " CPUs, " + std::to_string(threads) + " thread(s) per core";
   r.tool_pid = o.tool_pid >= 0 ? o.tool_pid : find_tool(trace);
   r.sync = o.sync;
   r.events = trace.events.size();

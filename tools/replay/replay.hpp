@@ -37,6 +37,7 @@ struct Options {
   std::uint32_t cpus = 0;              // 0: the header's "nrcpus online", else the highest CPU seen + 1
   std::uint32_t threads_per_core = 1;  // SMT siblings per core (numbered next to each other)
   std::uint32_t llc_size = 0;          // CPUs per LLC; 0: all CPUs share one LLC
+  std::string sysfs;                   // a sysfs root ("/sys/devices/system"): the topology from there instead
   SyncMode sync = SyncMode::infer;
   std::int64_t sync_window_ns = 100'000;
   std::int32_t tool_pid = -1;          // the recording perf process; -1: found in the trace, 0: none
@@ -90,7 +91,8 @@ struct Result {
 // Effects: replays `trace` (see the file comment).
 // Throws: std::invalid_argument for options that describe no machine (an
 //   LLC size that does not divide the CPU count, a CPU of the trace beyond
-//   the given count).
+//   the given count); SysfsError or TopologyError for a sysfs tree that
+//   cannot be read.
 Result run(const Trace& trace, const Options& options);
 
 // The comparison, counted from a Result.

@@ -20,7 +20,7 @@ bool affine_decided(AffineReason a) {
 std::string pct(std::size_t part, std::size_t whole) {
   if (whole == 0) return "-";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * double(part) / double(whole));
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * double(part) / double(whole));
   return buf;
 }
 
