@@ -233,7 +233,7 @@ class Replayer {
   // queued, a renice, moves its CPU's weight too).
   Task& task(std::int32_t tid, std::int32_t prio) {
     Task& t = tasks_[tid];
-    const double w = prio_weight(prio);
+    const double w = opt_.nice_weights ? prio_weight(prio) : 1024.0;
     if (w != t.weight) {
       t.load = t.load_now(machine_.now);
       t.load_at = machine_.now;
