@@ -24,6 +24,7 @@ constexpr const char* usage =
     "  --sync-window-us N    how soon the waker must sleep for infer (default 100)\n"
     "  --tool-pid PID        the recording perf process (default: found; 0: none)\n"
     "  --no-fork-inherit     forked tasks start with no flips\n"
+    "  --initial-flips N     the flips of tasks alive before the trace began (default 0)\n"
     "  --nice-weights        weigh tasks by nice (default: 1024 each, as under autogroup)\n"
     "  --csv                 one CSV line per sched_waking instead of the table\n";
 
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
     else if (a == "--sync-window-us") o.sync_window_ns = std::int64_t{number(a, value())} * 1000;
     else if (a == "--tool-pid") o.tool_pid = static_cast<std::int32_t>(number(a, value()));
     else if (a == "--no-fork-inherit") o.inherit_at_fork = false;
+    else if (a == "--initial-flips") o.initial_flips = number(a, value());
     else if (a == "--nice-weights") o.nice_weights = true;
     else if (a == "--csv") csv = true;
     else if (a == "--sync") {

@@ -147,7 +147,9 @@ std::vector<Ahead> look_ahead(const Trace& t, const Options& o) {
     if (e.kind == EventKind::waking) {
       if (auto s = next_switch_on.find(e.cpu); s != next_switch_on.end()) {
         const Event& sw = t.events[s->second];
-        out[i].sync = sw.prev_pid == e.tid && e.tid != 0 && !sw.prev_runnable() &&
+        // A per-CPU kernel thread (ksoftirqd, a kworker) wakes from timers
+        // and softirqs, which never pass WF_SYNC.
+        out[i].sync = sw.prev_pid == e.tid && e.tid != 0 && !pinned_name(e.comm) && !sw.prev_runnable() &&
                       sw.time_ns - e.time_ns <= o.sync_window_ns;
       }
       const auto w = next_wakeup.find(e.pid);
@@ -212,8 +214,9 @@ class Replayer {
           break;
         }
         case EventKind::fork: {
-          Task& child = task(e.pid);
-          if (opt_.inherit_at_fork && e.prev_pid != 0) child.ts.flips = task(e.prev_pid).ts.flips;
+          Task& child = tasks_[e.pid];  // new: not a task from before the trace
+          child.ts.flips = opt_.inherit_at_fork && e.prev_pid != 0 ? task(e.prev_pid).ts.flips
+                                                                   : decltype(child.ts.flips){};
           // A new task starts with a full load (kernel: init_entity_runnable_average).
           child.cpu = e.cpu;
           child.weight = task(e.prev_pid).weight;
@@ -228,11 +231,20 @@ class Replayer {
   }
 
  private:
-  Task& task(std::int32_t tid) { return tasks_[tid]; }
+  // The task; one first seen here (not at its fork) existed before the
+  // trace began, with Options::initial_flips flips.
+  Task& task(std::int32_t tid) {
+    auto [it, added] = tasks_.try_emplace(tid);
+    if (added && opt_.initial_flips != 0) {
+      it->second.ts.flips.flips.store(opt_.initial_flips);
+      it->second.ts.flips.decay_stamp_ns.store(machine_.now);
+    }
+    return it->second;
+  }
   // The task as the trace shows it, its weight from `prio` (a change while
   // queued, a renice, moves its CPU's weight too).
   Task& task(std::int32_t tid, std::int32_t prio) {
-    Task& t = tasks_[tid];
+    Task& t = task(tid);
     const double w = opt_.nice_weights ? prio_weight(prio) : 1024.0;
     if (w != t.weight) {
       t.load = t.load_now(machine_.now);

@@ -42,6 +42,7 @@ struct Options {
   std::int64_t sync_window_ns = 100'000;
   std::int32_t tool_pid = -1;          // the recording perf process; -1: found in the trace, 0: none
   bool inherit_at_fork = true;         // a forked child starts with its parent's flips, as the kernel's does
+  std::uint32_t initial_flips = 0;     // the flips of a task alive before the trace (unknown to it)
   // Weigh each task by its nice level (1024 at nice 0). Off: every task
   // weighs 1024, as a lone task does at the top level under autogroup or a
   // cgroup of its own, whatever its nice (see docs/replay.md).
