@@ -183,7 +183,8 @@ std::optional<Event> parse_line(std::string_view raw, std::size_t line_no) {
   if (!to_int(tid, e.tid)) fail(line_no, std::string(ev) + ": the pid/tid column is not a number ('" + std::string(pid_col) + "')");
   if (!to_int(cols->cpu, e.cpu)) fail(line_no, std::string(ev) + ": bad CPU column");
   std::int64_t sec = 0, frac = 0;
-  if (cols->frac.size() > 9 || !to_int(cols->sec, sec) || !to_int(cols->frac, frac))
+  // Up to 9e9 s (285 years), so that the time in ns fits 64 bits.
+  if (cols->frac.size() > 9 || !to_int(cols->sec, sec) || !to_int(cols->frac, frac) || sec > 9'000'000'000)
     fail(line_no, std::string(ev) + ": bad timestamp '" + std::string(cols->sec) + "." + std::string(cols->frac) + "'");
   for (std::size_t d = cols->frac.size(); d < 9; ++d) frac *= 10;
   e.time_ns = sec * 1'000'000'000 + frac;

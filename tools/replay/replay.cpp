@@ -346,6 +346,8 @@ class Replayer {
 
 namespace {
 // The machine's topology: from sysfs, else uniform from the options.
+constexpr std::uint32_t max_cpus = 65536;
+
 TableTopology make_topology(const Options& o, std::uint32_t cpus, std::string& words) {
   if (!o.sysfs.empty()) {
     TableTopology t = SysfsTopology::all_online(o.sysfs);
@@ -376,10 +378,13 @@ TableTopology make_topology(const Options& o, std::uint32_t cpus, std::string& w
 Result run(const Trace& trace, const Options& o) {
   Result r;
   std::string words;
-  const std::uint32_t wanted = o.cpus != 0 ? o.cpus
+  const std::uint64_t wanted = o.cpus != 0 ? o.cpus
                                : trace.header.nr_cpus_online != 0 ? trace.header.nr_cpus_online
-                                                                   : trace.max_cpu_seen + 1;
-  const TableTopology topo = make_topology(o, wanted, words);
+                                                                   : std::uint64_t{trace.max_cpu_seen} + 1;
+  if (wanted > max_cpus)
+    throw std::invalid_argument("a machine of " + std::to_string(wanted) + " CPUs: the replay takes at most " +
+                                std::to_string(max_cpus));
+  const TableTopology topo = make_topology(o, static_cast<std::uint32_t>(wanted), words);
   r.cpus = static_cast<std::uint32_t>(topo.cpu_count());
   r.topology = words;
   std::uint32_t max_cpu = trace.max_cpu_seen;

@@ -96,8 +96,8 @@ struct Result {
 // Effects: replays `trace` (see the file comment).
 // Throws: std::invalid_argument for options that describe no machine (an
 //   LLC size that does not divide the CPU count, a CPU of the trace beyond
-//   the given count); SysfsError or TopologyError for a sysfs tree that
-//   cannot be read.
+//   the given count, more than 65536 CPUs); SysfsError or TopologyError
+//   for a sysfs tree that cannot be read.
 Result run(const Trace& trace, const Options& options);
 
 // The comparison, counted from a Result.
