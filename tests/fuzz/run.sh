@@ -41,7 +41,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-build-fuzz}
 case $build in /*) ;; *) build="$root/$build" ;; esac
 jobs=${JOBS:-2}
-targets=${TARGETS:-"cpulist sysfs sysfs_tree table policies placer balancer"}
+targets=${TARGETS:-"cpulist sysfs sysfs_tree table policies placer balancer replay"}
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O1 -g' \
   -DCMAKE_CXX_COMPILER="${CXX:-clang++}" -DTASKPLACE_FUZZ=ON >/dev/null
