@@ -47,6 +47,7 @@
 #include "taskplace/detail/math.hpp"
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/kit/idle.hpp"
 #include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
@@ -126,7 +127,7 @@ struct PoolStats {
   std::uint64_t migrations = 0;      // resumed on another worker than last time
   std::uint64_t wakeups = 0;         // placements of woken tasks
   std::uint64_t affine_wakeups = 0;  // ... onto the waking worker itself
-  std::uint64_t steal_attempts = 0;  // victims probed by balance pulls
+  std::uint64_t steal_attempts = 0;  // victims with a task to give that balance pulls looked into
   std::uint64_t steals = 0;          // tasks stolen
   std::uint64_t hot_skips = 0;       // queued tasks a steal left as cache hot (cache_hot_steals)
   std::uint64_t parks = 0;           // futex sleeps
@@ -236,7 +237,7 @@ class Pool {
     workers_.reserve(n_);
     const Nanoseconds now = clock_.now();
     for (CpuId c = 0; c < n_; ++c) {
-      workers_.push_back(std::make_unique<Worker>(topo_));
+      workers_.push_back(std::make_unique<Worker>(topo_, c, opts_));
       workers_.back()->cpu = c;
       workers_.back()->bstate = workers_.back()->balancer.make_state(c, now);
     }
@@ -368,9 +369,10 @@ class Pool {
       s.migrations += w->migrations.load(std::memory_order_relaxed);
       s.wakeups += w->wakeups.load(std::memory_order_relaxed);
       s.affine_wakeups += w->affine_wakeups.load(std::memory_order_relaxed);
-      s.steal_attempts += w->steal_attempts.load(std::memory_order_relaxed);
-      s.steals += w->steals.load(std::memory_order_relaxed);
-      s.hot_skips += w->hot_skips.load(std::memory_order_relaxed);
+      const taskplace::kit::StealCounts k = w->thief.counts();
+      s.steal_attempts += k.attempts;
+      s.steals += k.steals;
+      s.hot_skips += k.hot_skips;
       s.parks += w->parks.load(std::memory_order_relaxed);
       s.kicks += w->kicks.load(std::memory_order_relaxed);
     }
@@ -387,9 +389,9 @@ class Pool {
   // stored after it) would survive the reset.
   void reset_stats() noexcept {
     for (auto& w : workers_) {
-      for (auto* a : {&w->tasks_run, &w->migrations, &w->wakeups, &w->affine_wakeups,
-                      &w->steal_attempts, &w->steals, &w->hot_skips, &w->parks, &w->kicks})
+      for (auto* a : {&w->tasks_run, &w->migrations, &w->wakeups, &w->affine_wakeups, &w->parks, &w->kicks})
         a->store(0, std::memory_order_relaxed);
+      w->thief.reset_counts();
     }
     external_wakeups_.store(0, std::memory_order_relaxed);
     placer_.stats().reset();
@@ -483,7 +485,8 @@ class Pool {
   static constexpr std::uint32_t park_awake = 0, park_parked = 1, park_woken = 2, park_kicked = 3;
 
   struct alignas(64) Worker {
-    explicit Worker(const Topo& t) : placer(t), balancer(t) {}
+    Worker(const Topo& t, CpuId c, const PoolOptions& o)
+        : placer(t), balancer(t), thief(t, c, {.cache_hot = o.cache_hot_steals, .task_hot = o.task_hot}) {}
     std::mutex m;  // guards q and timers, and the draining of inbox
     std::deque<detail::TaskControl*> q;
     detail::TaskControl* next = nullptr;  // hand-off slot (enqueue_next), owner only
@@ -519,7 +522,9 @@ class Pool {
     placer_type placer;      // places the wake-ups this worker's tasks make
     balancer_type balancer;  // this worker's newidle balance
     typename balancer_type::state bstate{};  // the worker thread's only
-    taskplace::TaskHot<>::state hot{};       // failed balances per level, the worker thread's only
+    // Its steals (newidle and kicked balances), with their counts and the
+    // cache-hot test's failures per level; the worker thread's only.
+    taskplace::kit::Stealer<Topo> thief;
     // The worker's clock (kernel rq_clock): read once per scheduling round,
     // used by the placements and sleeps of the task it runs. Owner only.
     Nanoseconds now{0};
@@ -529,8 +534,7 @@ class Pool {
     std::optional<Nanoseconds> run_ended_at;
     CpuId cpu = 0;
     std::thread thread;
-    std::atomic<std::uint64_t> tasks_run{0}, migrations{0}, wakeups{0}, affine_wakeups{0},
-        steal_attempts{0}, steals{0}, hot_skips{0}, parks{0}, kicks{0};
+    std::atomic<std::uint64_t> tasks_run{0}, migrations{0}, wakeups{0}, affine_wakeups{0}, parks{0}, kicks{0};
     // Units of work this worker's thread counted pending (tasks it queued
     // anywhere, timers it armed) and done (runs it ended, timers it
     // fired); written by the worker alone, read by quiescent(). Only
@@ -559,6 +563,28 @@ class Pool {
     bool can_give() const noexcept {
       const std::uint32_t n = queued.load(std::memory_order_relaxed);
       return n > 0 && n + running.load(std::memory_order_relaxed) >= 2;
+    }
+    // The worker's queue as a thief sees it (kit::WorkerQueue): what it
+    // could give (kernel find_busiest_queue: nothing unless can_give), and
+    // a steal under its lock: the inbox drained first, the count checked
+    // again (two or more held, one of them queued), then the task `pick`
+    // chooses among q's, oldest first; without a pick the newest (the
+    // task that would wait longest here).
+    std::size_t size() const noexcept { return can_give() ? queued.load(std::memory_order_relaxed) : 0; }
+    template <class Pick>
+    detail::TaskControl* try_steal(const Pick& pick) {
+      std::lock_guard lk(m);
+      drain_inbox(*this);
+      if (q.empty() || q.size() + running.load(std::memory_order_relaxed) < 2) return nullptr;
+      const auto it = pick(q.begin(), q.end());
+      if (it == q.end()) return nullptr;
+      detail::TaskControl* t = *it;
+      q.erase(it);
+      queued.fetch_sub(1, std::memory_order_relaxed);
+      return t;
+    }
+    detail::TaskControl* try_steal() {
+      return try_steal([](auto, auto last) { return std::prev(last); });
     }
   };
 
@@ -947,79 +973,26 @@ class Pool {
     if (moved) note_queued(w);  // a task in the slot is no thief's; one moved to q is
   }
 
-  // Effects: one balance at `level` (of kind `kind`): moves one queued
-  // task from a worker of `cpus` to `self`, taken from the victim's tail
-  // (the task that would wait longest there). With cache_hot_steals, the
-  // first from the victim's head (the longest queued, so the least
-  // recently run: kernel detach_tasks() starts there too, and looks at
-  // nr_migrate = 32 at most) that TaskHot lets go; the workers of the
-  // level below are left to that level's balance (kernel: a domain never
-  // picks its local group as the busiest), and the level's failure count
-  // records how the balance ended.
-  // Returns: whether a task moved.
-  template <class Cpus>
-  bool steal_from(Worker& self, const Cpus& cpus, std::uint32_t level, taskplace::LevelKind kind,
-                  taskplace::BalanceKind why) {
-    const bool hot_test = opts_.cache_hot_steals;
-    const Nanoseconds now = hot_test ? clock_.now() : Nanoseconds{0};
-    bool refused = false;  // a victim had tasks to spare, all of them hot
-    for (auto x : cpus) {
-      const auto c = static_cast<CpuId>(x);
-      if (c == self.cpu) continue;
-      if (hot_test && level > 0 && taskplace::detail::range_contains(topo_.level_cpus(self.cpu, level - 1), c))
-        continue;
-      Worker& v = *workers_[c];
-      bump(self.steal_attempts);
-      // Kernel find_busiest_queue: a CPU whose only task is the one it is
-      // about to run is not busy; pull only from one with two or more, one
-      // of them queued (the hand-off slot's is no thief's).
-      if (!v.can_give()) continue;
-      detail::TaskControl* t = nullptr;
-      {
-        std::lock_guard lk(v.m);
-        drain_inbox(v);
-        if (v.q.empty() || v.q.size() + v.running.load(std::memory_order_relaxed) < 2) continue;
-        if (hot_test)
-          t = take_cold(v, self, level, kind, now);
-        else {
-          t = v.q.back();
-          v.q.pop_back();
-        }
-        if (t == nullptr) {
-          refused = true;
-          continue;
-        }
-        v.queued.fetch_sub(1, std::memory_order_relaxed);
-      }
-      {
-        std::lock_guard lk(self.m);
-        self.q.push_back(t);
-        self.queued.fetch_add(1, std::memory_order_seq_cst);
-      }
-      bump(self.steals);
-      if (hot_test) opts_.task_hot.record(self.hot, level, why, taskplace::PullOutcome::moved);
-      return true;
-    }
-    if (hot_test)
-      opts_.task_hot.record(self.hot, level, why,
-                            refused ? taskplace::PullOutcome::refused : taskplace::PullOutcome::balanced);
-    return false;
-  }
-
-  // Returns: the longest queued task of `v` (among its nr_migrate longest
-  //   queued) that TaskHot lets `self` take across `level`, removed from
-  //   v's queue; or null. Each hot task looked at counts in self.hot_skips.
-  // Precondition: v.m held.
-  detail::TaskControl* take_cold(Worker& v, Worker& self, std::uint32_t level, taskplace::LevelKind kind,
-                                 Nanoseconds now) {
-    const auto r = opts_.task_hot.find_movable(
-        self.hot, level, kind, v.q.begin(), v.q.end(), [](const detail::TaskControl* t) { return t->last_ran; },
-        now, self.nr_running());
-    bump(self.hot_skips, r.hot());
-    if (!r.found) return nullptr;
-    detail::TaskControl* t = *r.it;
-    v.q.erase(r.it);
-    return t;
+  // The thieves' view of the workers (kit::QueueSource) and of a task's
+  // last run (kit::LastRanOf), for the kit's steals (kit/idle.hpp): one
+  // queued task a balance, the newest of the victim's queue; with
+  // cache_hot_steals the oldest (kernel detach_tasks() starts there, and
+  // looks at nr_migrate = 32 at most) that TaskHot lets go, the workers of
+  // the level below left to that level's balance.
+  Worker& queue_of(CpuId c) noexcept { return *workers_[c]; }
+  static Nanoseconds last_ran_of(detail::TaskControl* const& t) noexcept { return t->last_ran; }
+  struct Queues {
+    Pool* p;
+    Worker& operator()(CpuId c) const noexcept { return p->queue_of(c); }
+  };
+  struct LastRan {
+    Nanoseconds operator()(detail::TaskControl* const& t) const noexcept { return last_ran_of(t); }
+  };
+  // Effects: a stolen task t joins self's queue.
+  static void accept(Worker& self, detail::TaskControl* t) {
+    std::lock_guard lk(self.m);
+    self.q.push_back(t);
+    self.queued.fetch_add(1, std::memory_order_seq_cst);
   }
 
   // Effects: tells the workers to stop once the pool is quiescent (no
@@ -1108,12 +1081,11 @@ class Pool {
       detail::TaskControl* t = pop_local(w);
       if (t == nullptr) {
         // Newly idle: pull from the levels the cost budget allows.
-        const auto r = w.balancer.balance(
-            c, w.bstate,
-            [&](std::uint32_t level, taskplace::LevelKind kind, const auto& cpus) {
-              return steal_from(w, cpus, level, kind, taskplace::BalanceKind::newidle);
-            },
-            clock_, overload());
+        Queues queues{this};
+        taskplace::BalanceResult r{};
+        if (auto* got = w.thief.newidle(w.balancer, w.bstate, queues, LastRan{}, clock_, overload(),
+                                        w.nr_running(), &r))
+          accept(w, got);
         idle = idle || r.outcome != taskplace::BalanceOutcome::pulled;
         t = pop_local(w);
       }
@@ -1224,24 +1196,15 @@ class Pool {
   }
 
   // Effects: a periodic balance on behalf of a busy worker (kernel nohz
-  // idle balance): not cost-gated. Each other worker once, from the next
-  // one on; with cache_hot_steals the levels nearest first instead, each a
-  // periodic balance for the cache-hot test's failure counts.
+  // idle balance): not cost-gated; w's levels nearest first, then the
+  // workers no level spans (kit::Stealer::periodic), each a periodic
+  // balance for the cache-hot test's failure counts.
   // Returns: whether it moved a task onto w's queue.
   bool steal_as_kicked(Worker& w) {
-    if (!opts_.cache_hot_steals) {
-      for (CpuId i = 1; i < n_; ++i) {
-        const CpuId one[1] = {(w.cpu + i) % n_};
-        if (steal_from(w, one, 0, taskplace::LevelKind::machine, taskplace::BalanceKind::periodic)) return true;
-      }
-      return false;
-    }
-    const auto levels =
-        std::min<std::uint32_t>(static_cast<std::uint32_t>(topo_.level_count(w.cpu)), taskplace::max_levels);
-    for (std::uint32_t i = 0; i < levels; ++i)
-      if (steal_from(w, topo_.level_cpus(w.cpu, i), i, topo_.level_kind(w.cpu, i), taskplace::BalanceKind::periodic))
-        return true;
-    return false;
+    Queues queues{this};
+    detail::TaskControl* t = w.thief.periodic(queues, LastRan{}, clock_, w.nr_running());
+    if (t != nullptr) accept(w, t);
+    return t != nullptr;
   }
 
   // Effects: wakes every parked worker, to look at the pool's state again
