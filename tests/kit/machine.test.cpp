@@ -118,3 +118,10 @@ TEST_CASE("concurrent queueings and dequeueings keep the counts", "[kit][machine
   for (auto& t : ts) t.join();
   CHECK(m.queued_on(1) == 0);
 }
+
+TEST_CASE("a wake-up from off the pool wakes from the wakee's last worker", "[kit][machine]") {
+  using taskplace::kit::off_pool_waking_cpu;
+  STATIC_REQUIRE(off_pool_waking_cpu(3, 1, 4) == 3);                 // its prev: same_cpu, prev's LLC searched
+  STATIC_REQUIRE(off_pool_waking_cpu(taskplace::no_cpu, 1, 4) == 1);  // never ran: the runtime's hint
+  STATIC_REQUIRE(off_pool_waking_cpu(9, 7, 4) == 0);                  // neither valid: worker 0
+}

@@ -197,6 +197,21 @@ class Machine {
   alignas(64) std::atomic<bool> overloaded_{false};
 };
 
+// The kit's rule for a wake-up from off the pool (a thread that is no
+// worker: an I/O thread, a timer thread, main): no waker task (Wakeup::waker
+// null, sync and current_cpu false), and the waking CPU is the wakee's
+// prev_cpu, the worker it last ran on; for a task that never ran, `hint`
+// (the runtime's choice: the least busy worker, a round robin). So the
+// affine step sees waking == prev (same_cpu) and the search looks for an
+// idle worker in the LLC of the wakee's cache, which is where the kernel
+// starts for a wake-up whose waker runs on no CPU the placement could
+// share a cache with. A runtime that knows the waking thread's CPU
+// (sched_getcpu()) and maps it to a worker may pass that instead.
+// Returns: prev_cpu when < workers, else hint when < workers, else 0.
+constexpr CpuId off_pool_waking_cpu(CpuId prev_cpu, CpuId hint, std::uint32_t workers) noexcept {
+  return prev_cpu < workers ? prev_cpu : hint < workers ? hint : 0;
+}
+
 // The placer's wakee_load for this machine's load unit (runnable tasks
 // only): 0, except for an affine policy that reads the wakee's weight
 // (WakeAffine2008). Pass it as Wakeup::wakee_load; see wake_affine.hpp.
