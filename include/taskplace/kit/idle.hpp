@@ -99,6 +99,25 @@ struct StealCounts {
   std::uint64_t hot_skips = 0;  // queued tasks a steal left as cache hot
 };
 
+namespace detail {
+template <class Queues, class LastRan>
+constexpr bool last_ran_fits() {
+  if constexpr (QueueSource<Queues>) return LastRanOf<LastRan, queue_item_t<Queues>>;
+  else return true;  // the queues' own assertion speaks first
+}
+}  // namespace detail
+
+// The first statement of each Stealer entry point: the callbacks' concepts,
+// each with the message a user reads first.
+#define TASKPLACE_KIT_CHECK_CALLBACKS(Queues, LastRan)                                                        \
+  static_assert(::taskplace::kit::QueueSource<Queues>,                                                       \
+                "kit::Stealer: the queues must be callable as queues(CpuId) and return an lvalue of a "      \
+                "WorkerQueue: size() const, try_steal() and try_steal(pick) returning the same nullable "   \
+                "Item (kit/idle.hpp)");                                                                      \
+  static_assert(::taskplace::kit::detail::last_ran_fits<Queues, LastRan>(),                                  \
+                "kit::Stealer: last_ran must be callable as last_ran(const Item&) on a const object and "    \
+                "return taskplace::Nanoseconds (when the task last ran; Nanoseconds::min() for never)")
+
 // One worker's thief. Not thread-safe: its worker's thread only (the
 // failure counts of TaskHot are that worker's, kernel sd->nr_balance_failed).
 template <Topology T, class Hot = TaskHot<>>
@@ -143,7 +162,7 @@ class Stealer {
   template <class Cpus, class Queues, class LastRan, Clock C>
   auto pull(const Cpus& cpus, std::uint32_t level, LevelKind kind, BalanceKind why, Queues& queues,
             const LastRan& last_ran, const C& clock, std::uint32_t dst_nr_running = 0) {
-    check<Queues, LastRan>();
+    TASKPLACE_KIT_CHECK_CALLBACKS(Queues, LastRan);
     using Item = queue_item_t<Queues>;
     const bool hot = opts_.cache_hot;
     const Nanoseconds now = hot ? clock.now() : Nanoseconds{0};
@@ -167,7 +186,7 @@ class Stealer {
   auto newidle(const Balancer& balancer, typename Balancer::state& st, Queues& queues, const LastRan& last_ran,
                const C& clock, Overload overload = Overload::unknown, std::uint32_t dst_nr_running = 0,
                BalanceResult* result = nullptr) {
-    check<Queues, LastRan>();
+    TASKPLACE_KIT_CHECK_CALLBACKS(Queues, LastRan);
     queue_item_t<Queues> got{};
     const BalanceResult r = balancer.balance(
         self_, st,
@@ -188,7 +207,7 @@ class Stealer {
   // Returns: the task, or Item{}.
   template <class Queues, class LastRan, Clock C>
   auto periodic(Queues& queues, const LastRan& last_ran, const C& clock, std::uint32_t dst_nr_running = 0) {
-    check<Queues, LastRan>();
+    TASKPLACE_KIT_CHECK_CALLBACKS(Queues, LastRan);
     using Item = queue_item_t<Queues>;
     const auto levels = static_cast<std::uint32_t>(topo_->level_count(self_));
     const std::uint32_t counted = std::min(levels, max_levels);
@@ -224,18 +243,6 @@ class Stealer {
   }
 
  private:
-  template <class Queues, class LastRan>
-  static constexpr void check() {
-    static_assert(QueueSource<Queues>,
-                  "kit::Stealer: the queues must be callable as queues(CpuId) and return an lvalue of a "
-                  "WorkerQueue: size() const, try_steal() and try_steal(pick) returning the same nullable "
-                  "Item (kit/idle.hpp)");
-    if constexpr (QueueSource<Queues>)
-      static_assert(LastRanOf<LastRan, queue_item_t<Queues>>,
-                    "kit::Stealer: last_ran must be callable as last_ran(const Item&) on a const object and "
-                    "return taskplace::Nanoseconds (when the task last ran; Nanoseconds::min() for never)");
-  }
-
   template <class Q, class LastRan>
   auto take(Q& q, std::uint32_t level, LevelKind kind, const LastRan& last_ran, Nanoseconds now,
             std::uint32_t dst_nr_running, bool& refused) {
@@ -280,3 +287,5 @@ class Stealer {
 };
 
 }  // namespace taskplace::kit
+
+#undef TASKPLACE_KIT_CHECK_CALLBACKS
