@@ -137,6 +137,9 @@ class Stealer {
 
   CpuId cpu() const noexcept { return self_; }
   const Options& options() const noexcept { return opts_; }
+  // Effects: new options (a runtime that lets them change between runs of
+  // a worker); the thief's thread, or while it does not steal.
+  void set_options(Options o) noexcept { opts_ = o; }
   // Returns: the counts, from any thread (a snapshot).
   StealCounts counts() const noexcept {
     auto& c = const_cast<StealCounts&>(counts_);

@@ -152,6 +152,7 @@ class Group {
       throw taskplace::TopologyError("taskplace_fiber::Group: more than 4096 workers (got " +
                                      std::to_string(topo_.cpu_count()) + ")");
     slots_ = std::make_unique<Slot[]>(topo_.cpu_count());
+    for (CpuId c = 0; c < topo_.cpu_count(); ++c) slots_[c].thief.emplace(topo_, c);
   }
   // Effects: `workers` workers sharing one LLC, one worker per core.
   // Throws: TopologyError when workers == 0.
@@ -182,11 +183,8 @@ class Group {
   // Returns: the group's counters. Thread-safety: any thread.
   // A thief's counts are its worker's (kit::Stealer), summed here.
   GroupStats stats() const noexcept {
-    GroupStats s{placed_remote_.load(std::memory_order_relaxed), migrations_.load(std::memory_order_relaxed),
-                 steal_attempts_.load(std::memory_order_relaxed), steals_.load(std::memory_order_relaxed),
-                 hot_skips_.load(std::memory_order_relaxed)};
+    GroupStats s{placed_remote_.load(std::memory_order_relaxed), migrations_.load(std::memory_order_relaxed)};
     for (std::uint32_t c = 0; c < worker_count(); ++c) {
-      if (!slots_[c].registered.load(std::memory_order_acquire) || !slots_[c].thief) continue;
       const auto k = slots_[c].thief->counts();
       s.steal_attempts += k.attempts;
       s.steals += k.steals;
@@ -198,11 +196,7 @@ class Group {
   void reset_stats() noexcept {
     placed_remote_ = 0;
     migrations_ = 0;
-    steal_attempts_ = 0;
-    steals_ = 0;
-    hot_skips_ = 0;
-    for (std::uint32_t c = 0; c < worker_count(); ++c)
-      if (slots_[c].registered.load(std::memory_order_acquire) && slots_[c].thief) slots_[c].thief->reset_counts();
+    for (std::uint32_t c = 0; c < worker_count(); ++c) slots_[c].thief->reset_counts();
     placer_.stats().reset();
     balancer_.stats().reset();
   }
@@ -265,7 +259,7 @@ class Group {
     // periodic balances in a row that found only cache-hot fibers
     // (cache_hot_steals; kernel sd->nr_balance_failed). Owner thread only;
     // made anew when a thread claims the worker (the options as then).
-    std::optional<taskplace::kit::Stealer<T>> thief;
+    std::optional<taskplace::kit::Stealer<T>> thief;  // made with the group
     // The worker's queue as a thief sees it (kit::WorkerQueue): its queued
     // fibers; a steal takes the oldest, or the one `pick` chooses among
     // them, oldest first.
@@ -312,25 +306,14 @@ class Group {
     throw std::invalid_argument("taskplace_fiber::Algorithm: all " + std::to_string(worker_count()) +
                                 " workers of the group are registered");
   }
-  void release(CpuId c) noexcept {
-    // Its steals count on after it goes (stats() sums them).
-    if (slots_[c].thief) {
-      const auto k = slots_[c].thief->counts();
-      steal_attempts_.fetch_add(k.attempts, std::memory_order_relaxed);
-      steals_.fetch_add(k.steals, std::memory_order_relaxed);
-      hot_skips_.fetch_add(k.hot_skips, std::memory_order_relaxed);
-      slots_[c].thief->reset_counts();
-    }
-    slots_[c].registered.store(false, std::memory_order_release);
-  }
-  void make_thief(CpuId c) {
-    if (slots_[c].thief) {
-      const auto k = slots_[c].thief->counts();
-      steal_attempts_.fetch_add(k.attempts, std::memory_order_relaxed);
-      steals_.fetch_add(k.steals, std::memory_order_relaxed);
-      hot_skips_.fetch_add(k.hot_skips, std::memory_order_relaxed);
-    }
-    slots_[c].thief.emplace(topo_, c, typename taskplace::kit::Stealer<T>::Options{cache_hot_steals, task_hot});
+  void release(CpuId c) noexcept { slots_[c].registered.store(false, std::memory_order_release); }
+  // Effects: readies worker c's thief for the thread claiming it: the
+  //   group's cache-hot options as they are now, fresh failure counts.
+  //   (The thieves live as long as the group, so that stats() may read
+  //   their counts from any thread.)
+  void make_thief(CpuId c) noexcept {
+    slots_[c].thief->set_options({cache_hot_steals, task_hot});
+    slots_[c].thief->reset_hot_state();
   }
   // The thieves' view (kit::QueueSource, kit::LastRanOf; kit/idle.hpp).
   struct Queues {
@@ -414,7 +397,7 @@ class Group {
   // steady_clock's: docs/benchmarks.md, "Clock reads").
   taskplace::TscClock clock_ = taskplace::TscClock::process();
   std::unique_ptr<Slot[]> slots_;
-  std::atomic<std::uint64_t> placed_remote_{0}, migrations_{0}, steal_attempts_{0}, steals_{0}, hot_skips_{0};
+  std::atomic<std::uint64_t> placed_remote_{0}, migrations_{0};
 };
 
 // Per-fiber state, as Boost.Fiber properties: the placer's task state, the
