@@ -4,6 +4,7 @@
 
 #include "taskplace/detail/config.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <ranges>
