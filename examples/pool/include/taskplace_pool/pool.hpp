@@ -475,64 +475,9 @@ class Pool {
   // which is exactly what the affine step's sync rule looks for (kernel
   // wake_affine_idle); the idle-sibling search then sees the same busy
   // worker, as select_idle_sibling does.
-  void wake_task(detail::TaskControl* t, WakeHint hint) {
-    auto* ctx = detail::current_context();
-    const bool inside = ctx != nullptr && ctx->pool == this;
-    const CpuId waking = inside ? ctx->cpu : (t->last_cpu < n_ ? t->last_cpu : 0);
-    record_type* waker = inside && ctx->task ? rec(ctx->task) : nullptr;
-    const placer_type& placer = inside ? workers_[waking]->placer : placer_;
-    std::unique_lock<std::mutex> shared_placer;  // off the pool: several threads share placer_
-    if (!inside) shared_placer = std::unique_lock<std::mutex>{external_m_};
-    const taskplace::Placement p = placer.place(
-        typename placer_type::Wakeup{
-            .waker = waker ? &waker->placement : nullptr,
-            .waker_key = waker ? key(waker) : taskplace::no_task,
-            .wakee = &rec(t)->placement,
-            .wakee_key = key(t),
-            .waking_cpu = waking,
-            .prev_cpu = t->last_cpu,
-            .sync = waker != nullptr && hint != WakeHint::async,
-            .current_cpu = waker != nullptr && hint == WakeHint::handoff,
-            .wakee_load = taskplace::runnable_only_wakee_load<typename placer_type::affine_policy>,
-            .waker_load = 1024},
-        Machine{*this, inside ? workers_[waking]->now : clock_.now()},
-        inside && !placer_type::tracking_overlap ? workers_[waking]->now : clock_.now());
-    if (shared_placer) shared_placer.unlock();
-    if (inside) {
-      Worker& w = *workers_[waking];
-      bump(w.wakeups);
-      if (p.cpu == waking) bump(w.affine_wakeups);
-    } else {
-      external_wakeups_.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (inside && waker != nullptr && hint != WakeHint::async && p.cpu == waking)
-      enqueue_next(*workers_[waking], t);
-    else
-      enqueue(inside ? workers_[waking].get() : nullptr, p.cpu, t);
-  }
+  void wake_task(detail::TaskControl* t, WakeHint hint);
 
-  void block_task(detail::TaskControl* t) {
-    if (!opts_.cache_hot_steals && !placer_type::reserving && !timed_sleeps) return;  // nothing to record
-    Worker* w = this_worker();
-    const Nanoseconds now = end_run(w, t);
-    if constexpr (placer_type::reserving) {
-      if (w == nullptr) return;
-      std::lock_guard lk(w->res_m);
-      w->placer.task_sleeps(rec(t)->placement, key(t), w->res,
-                            w->waiting() == 0, timed_sleeps ? now : w->now);
-    } else if constexpr (timed_sleeps) {
-      // traits::Linux2008: the overlap begun at t's last wake-up of another
-      // task ends now. Every sleep passes here (sleep_for announces its
-      // block before it queues its timer), on t's own thread, before t is
-      // published as a waiter (the waker's read of the average is ordered
-      // after this write by the waiter list's lock). Like the wake-up's
-      // stamp (wake_task), a fresh clock read, not the worker's time at
-      // the start of the run. traits::SisCurrent: the run that began at
-      // run()'s task_runs ends now, and its length (plus any runs before a
-      // yield) is the sample of the task's average duration.
-      placer_.task_sleeps(rec(t)->placement, now);
-    }
-  }
+  void block_task(detail::TaskControl* t);
 
   // Whether the placer times sleeps (an overlap or a duration policy): a
   // blocking task then reads the clock.
@@ -575,87 +520,20 @@ class Pool {
   // hold shutdown() up; shutdown destroys it and counts it abandoned.
   // A sleep whose deadline the clock can count is pending work, which
   // shutdown waits for however long.
-  void timer_task(detail::TaskControl* t, Nanoseconds delay) {
-    Worker* self = this_worker();
-    Worker& w = self != nullptr ? *self : *workers_[0];
-    // sleep_for announced its block first (block_task): the clock read
-    // that ended the run, if one was taken, is now.
-    const Nanoseconds now = self != nullptr && self->run_ended_at ? *self->run_ended_at : clock_.now();
-    if (opts_.cache_hot_steals) t->last_ran = now;
-    delay = std::max(delay, Nanoseconds{0});
-    // On the TSC the deadline is later by the bound of the clock's rate
-    // error against steady_clock (TscClock::rate_error_inverse: 1/512, 2 ms
-    // on a second's sleep), so that a sleep lasts its whole duration by
-    // steady_clock too.
-    if (clock_.uses_tsc()) {
-      const Nanoseconds pad = delay / taskplace::TscClock::rate_error_inverse;
-      delay = delay > Nanoseconds::max() - pad ? Nanoseconds::max() : delay + pad;
-    }
-    if (now >= Nanoseconds{0} && delay >= Nanoseconds::max() - now) return;  // forever
-    const std::int64_t at = (now + delay).count();  // < INT64_MAX, next_deadline's "none"
-    // The timer is pending work from here until it fires, counted while
-    // t still runs (so before t's run ends), like a wake-up.
-    count_pending(self);
-    {
-      std::lock_guard lk(w.m);
-      w.timers.emplace_back(at, t);
-      std::push_heap(w.timers.begin(), w.timers.end(), std::greater<>{});
-      w.next_deadline.store(w.timers.front().first, std::memory_order_relaxed);
-    }
-  }
+  void timer_task(detail::TaskControl* t, Nanoseconds delay);
 
-  void yield_task(detail::TaskControl* t) {
-    Worker* w = this_worker();
-    const Nanoseconds now = end_run(w, t);
-    // A yield is no sleep: the run ends, the duration sample goes on.
-    if constexpr (placer_type::tracking_duration) placer_.task_stops(rec(t)->placement, now);
-    enqueue(w, w != nullptr ? w->cpu : idlest_worker(), t);
-  }
+  void yield_task(detail::TaskControl* t);
 
   // Effects: wakes the tasks whose timers expired on w. A parked worker
   // wakes for its next deadline through the futex timeout, which the
   // kernel may defer by the thread's timer slack (50 us by default); the
   // workers ask for timer_slack instead.
-  void fire_timers(Worker& w, std::int64_t now) {
-    if (w.next_deadline.load(std::memory_order_relaxed) > now) return;
-    std::vector<detail::TaskControl*> due;
-    {
-      std::lock_guard lk(w.m);
-      while (!w.timers.empty() && w.timers.front().first <= now) {
-        std::pop_heap(w.timers.begin(), w.timers.end(), std::greater<>{});
-        due.push_back(w.timers.back().second);
-        w.timers.pop_back();
-      }
-      w.next_deadline.store(w.timers.empty() ? INT64_MAX : w.timers.front().first,
-                            std::memory_order_relaxed);
-    }
-    for (auto* t : due) {
-      wake_task(t, WakeHint::async);  // waker: none (ctx->task is null between tasks)
-      count_done(w);                  // the timer, after its wake-up counted t
-    }
-  }
+  void fire_timers(Worker& w, std::int64_t now);
 
   // Returns: the worker's next task: its hand-off slot first (at most
   // next_streak_max times in a row, so a pair handing off to each other
   // cannot starve the queue), else the head of its queue. Owner only.
-  detail::TaskControl* pop_local(Worker& w) {
-    if (w.next != nullptr && w.next_streak < next_streak_max) {
-      ++w.next_streak;
-      return take_next(w);
-    }
-    w.next_streak = 0;
-    if (w.queued.load(std::memory_order_relaxed) != 0) {
-      std::lock_guard lk(w.m);
-      w.drain_inbox();
-      if (!w.q.empty()) {
-        auto* t = w.q.front();
-        w.q.pop_front();
-        w.queued.fetch_sub(1, std::memory_order_relaxed);
-        return t;
-      }
-    }
-    return w.next != nullptr ? take_next(w) : nullptr;
-  }
+  detail::TaskControl* pop_local(Worker& w);
   static detail::TaskControl* take_next(Worker& w) noexcept {
     w.handoff.store(0, std::memory_order_relaxed);
     return std::exchange(w.next, nullptr);
@@ -677,20 +555,7 @@ class Pool {
   // and count it done while the waker still runs), and the unit goes to
   // the new wakee. One moved out later keeps the unit it holds. Two
   // locked adds a hand-off fewer; quiescent() states the argument.
-  void enqueue_next(Worker& w, detail::TaskControl* t) {
-    const bool moved = w.next != nullptr;
-    if (moved) {  // counted in queued under the lock, before a thief can take it off
-      if (w.run_donated) count_pending(&w);  // before a thief can run it and count it done
-      std::lock_guard lk(w.m);
-      w.q.push_back(w.next);
-      w.queued.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      w.handoff.store(1, std::memory_order_relaxed);
-    }
-    w.run_donated = true;
-    w.next = t;
-    if (moved) note_queued(w);  // a task in the slot is no thief's; one moved to q is
-  }
+  void enqueue_next(Worker& w, detail::TaskControl* t);
 
   // The thieves' view of the workers (kit::QueueSource) and of a task's
   // last run (kit::LastRanOf), for the kit's steals (kit/idle.hpp): one
@@ -769,162 +634,21 @@ class Pool {
   // fired) on w, the calling worker.
   static void count_done(Worker& w) noexcept { w.counts.done.fetch_add(1, std::memory_order_seq_cst); }
 
-  void pin(CpuId c) {
-    if (opts_.pinning == Pinning::off || opts_.pinning == Pinning::simulate_failure) return;
-    std::uint32_t os = c;
-    if constexpr (requires(const Topo& t) { t.os_cpu(c); }) os = static_cast<std::uint32_t>(topo_.os_cpu(c));
-    if (os >= CPU_SETSIZE) return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(os, &set);
-    if (::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set) == 0)
-      pinned_.fetch_add(1, std::memory_order_relaxed);
-  }
+  void pin(CpuId c);
 
-  void run_worker(CpuId c) {
-    Worker& w = *workers_[c];
-    detail::WorkerContext ctx{this, c, nullptr};
-    detail::tl_context = &ctx;
-    pin(c);
-    if (opts_.timer_slack > Nanoseconds{0})
-      (void)::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(opts_.timer_slack.count()), 0, 0, 0);
-    started_.fetch_add(1);
-    bool idle = false;
-    Nanoseconds last_tick = clock_.now();
-    for (;;) {
-      // One clock read per task while busy: it serves the timers, the
-      // tick and the placements the task makes.
-      Nanoseconds now = round_time(w);
-      w.now = now;
-      fire_timers(w, now.count());
-      detail::TaskControl* t = pop_local(w);
-      if (t == nullptr) {
-        // Newly idle: pull from the levels the cost budget allows.
-        Queues queues{this};
-        taskplace::BalanceResult r{};
-        if (auto* got = w.thief.newidle(w.balancer, w.bstate, queues, LastRan{}, clock_, overload(),
-                                        w.nr_running(), &r))
-          accept(w, got);
-        idle = idle || r.outcome != taskplace::BalanceOutcome::pulled;
-        t = pop_local(w);
-      }
-      if (t == nullptr) {
-        t = spin_then_park(w);
-        if (t == nullptr) {
-          if (exit_.load(std::memory_order_acquire)) break;
-          continue;
-        }
-        now = clock_.now();
-        w.now = now;
-      }
-      if (idle) {
-        w.balancer.idle_end(w.bstate, now);
-        idle = false;
-      }
-      run(w, ctx, t);
-      if (now - last_tick >= opts_.tick) {
-        last_tick = now;
-        w.balancer.tick(w.bstate, now);
-        if (opts_.overload_gate) refresh_overload();
-        if (opts_.kick_idle_on_tick && w.queued.load(std::memory_order_relaxed) > 0) kick_one(w);
-      }
-    }
-    detail::tl_context = nullptr;
-  }
+  void run_worker(CpuId c);
 
-  void run(Worker& w, detail::WorkerContext& ctx, detail::TaskControl* t) {
-    w.running.store(1, std::memory_order_relaxed);
-    if (t->last_cpu != no_cpu && t->last_cpu != w.cpu)
-      bump(w.migrations);
-    t->last_cpu = w.cpu;
-    t->last_ran = w.now;
-    // traits::SisCurrent: the run starts at the worker's time, read just
-    // before it popped t (one clock read per task, as for everything else).
-    if constexpr (placer_type::tracking_duration) w.placer.task_runs(rec(t)->placement, w.now);
-    ctx.task = t;
-    // From here on t may finish (and free itself) or be woken and resumed
-    // on another worker: it is not touched after resume() returns.
-    t->resume.resume();
-    ctx.task = nullptr;
-    w.running.store(0, std::memory_order_relaxed);
-    bump(w.tasks_run);
-    if (!std::exchange(w.run_donated, false)) count_done(w);  // else the slot's task counts it
-  }
+  void run(Worker& w, detail::WorkerContext& ctx, detail::TaskControl* t);
 
   // Returns: a task found while spinning or after waking, or null.
-  detail::TaskControl* spin_then_park(Worker& w) {
-    Nanoseconds last = clock_.now();
-    // Saturating: a spin_before_park of Nanoseconds::max() spins until work comes.
-    const Nanoseconds until{
-        taskplace::detail::saturating_add_ns(last.count(), opts_.spin_before_park.count())};
-    for (std::uint32_t i = 0;; ++i) {
-      if (w.queued.load(std::memory_order_relaxed) > 0) return pop_local(w);
-      if ((i & 63) == 63) {
-        const Nanoseconds now = clock_.now();
-        note_gap(w, now - last, now);  // 64 pauses take a few us, unless descheduled
-        last = now;
-        if (w.next_deadline.load(std::memory_order_relaxed) <= now.count()) return nullptr;
-        if (now >= until) break;
-      }
-      detail::cpu_relax();
-    }
-    if (quiescent()) {
-      exit_.store(true, std::memory_order_release);
-      unpark_all();
-      return nullptr;
-    }
-    // Whether some worker holds two or more tasks, brought up to date (a
-    // tick clears the flag, and a pool whose workers all went idle has no
-    // ticks: a stale flag would make the next overload set nothing and
-    // so kick no one).
-    bool overload_seen = false;
-    if (opts_.kick_idle_on_tick) {
-      refresh_overload();
-      overload_seen = overloaded_.load(std::memory_order_relaxed);
-    }
-    w.park.store(park_parked, std::memory_order_seq_cst);
-    if (w.queued.load(std::memory_order_seq_cst) > 0 || exit_.load(std::memory_order_seq_cst) ||
-        quiescent()) {
-      w.park.store(park_awake, std::memory_order_seq_cst);
-      return pop_local(w);
-    }
-    const std::int64_t dl = w.next_deadline.load(std::memory_order_relaxed);
-    Nanoseconds timeout{0};
-    if (dl != INT64_MAX) timeout = std::max(Nanoseconds{dl} - clock_.now(), Nanoseconds{1000});
-    // With a worker overloaded, sleep one tick at most: the overloaded
-    // worker may be stuck in a long task, which neither ticks nor kicks,
-    // so this worker wakes when that tick would have kicked it.
-    // (A tick under 1 us counts as 1 us: a zero timeout is no timeout.)
-    const Nanoseconds tick = std::max<Nanoseconds>(opts_.tick, Nanoseconds{1000});
-    if (overload_seen && (timeout == Nanoseconds{0} || timeout > tick)) timeout = tick;
-    bump(w.parks);
-    detail::futex_wait(w.park, park_parked, timeout);
-    const std::uint32_t why = w.park.exchange(park_awake, std::memory_order_seq_cst);
-    if (why == park_woken || why == park_kicked) {
-      const Nanoseconds now = clock_.now();
-      note_gap(w, now - Nanoseconds{w.unparked_at.load(std::memory_order_relaxed)}, now);
-    }
-    // Kicked, or woken by the tick it stood in for with the overload still
-    // there: a periodic balance on behalf of the busy worker.
-    if (why == park_kicked ||
-        (why == park_parked && overload_seen && overloaded_.load(std::memory_order_relaxed))) {
-      bump(w.kicks);
-      steal_as_kicked(w);
-    }
-    return pop_local(w);
-  }
+  detail::TaskControl* spin_then_park(Worker& w);
 
   // Effects: a periodic balance on behalf of a busy worker (kernel nohz
   // idle balance): not cost-gated; w's levels nearest first, then the
   // workers no level spans (kit::Stealer::periodic), each a periodic
   // balance for the cache-hot test's failure counts.
   // Returns: whether it moved a task onto w's queue.
-  bool steal_as_kicked(Worker& w) {
-    Queues queues{this};
-    detail::TaskControl* t = w.thief.periodic(queues, LastRan{}, clock_, w.nr_running());
-    if (t != nullptr) accept(w, t);
-    return t != nullptr;
-  }
+  bool steal_as_kicked(Worker& w);
 
   // Effects: wakes every parked worker, to look at the pool's state again
   // (shutdown, a spawn backing out of it, quiescence found).
@@ -983,3 +707,7 @@ template <class WakeTraits = taskplace::traits::Current,
 using SystemPool = Pool<taskplace::SysfsTopology, WakeTraits, BalanceTraits>;
 
 }  // namespace taskplace_pool
+
+// The members defined out of the class, a part of the pool each.
+#include "taskplace_pool/loop.hpp"
+#include "taskplace_pool/wakeups.hpp"
