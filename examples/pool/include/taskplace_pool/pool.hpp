@@ -213,26 +213,7 @@ class Pool {
   // pool's own tasks calls it: its worker cannot join itself, and the pool
   // cannot stop while the caller runs. The task may catch it and return;
   // a later shutdown() (or ~Pool) from off the pool stops the pool as ever.
-  ShutdownReport shutdown() {
-    if (this_worker() != nullptr)
-      throw std::logic_error(
-          "taskplace_pool::Pool::shutdown called by one of the pool's own tasks; call it from a thread off "
-          "the pool");
-    std::lock_guard guard(shutdown_m_);
-    if (!stopped_.exchange(true)) {
-      stop_workers();
-      std::vector<std::coroutine_handle<>> abandoned;
-      {
-        std::lock_guard lk(live_m_);
-        for (auto* t = live_head_; t != nullptr; t = t->live_next) abandoned.push_back(t->root);
-        live_head_ = nullptr;
-      }
-      for (auto h : abandoned) h.destroy();
-      report_.abandoned = abandoned.size();
-      report_.completed = completed_.load();
-    }
-    return report_;
-  }
+  ShutdownReport shutdown();
 
   CpuId worker_count() const noexcept { return n_; }
   // Returns: how many workers the OS let us pin (after start-up).
@@ -240,65 +221,18 @@ class Pool {
   // Returns: whether every worker has started (and tried to pin).
   bool started() const noexcept { return started_.load() == n_; }
 
-  PoolStats stats() const noexcept {
-    PoolStats s;
-    for (auto& w : workers_) {
-      s.tasks_run += w->tasks_run.load(std::memory_order_relaxed);
-      s.migrations += w->migrations.load(std::memory_order_relaxed);
-      s.wakeups += w->wakeups.load(std::memory_order_relaxed);
-      s.affine_wakeups += w->affine_wakeups.load(std::memory_order_relaxed);
-      const taskplace::kit::StealCounts k = w->thief.counts();
-      s.steal_attempts += k.attempts;
-      s.steals += k.steals;
-      s.hot_skips += k.hot_skips;
-      s.parks += w->parks.load(std::memory_order_relaxed);
-      s.kicks += w->kicks.load(std::memory_order_relaxed);
-    }
-    s.wakeups += external_wakeups_.load(std::memory_order_relaxed);
-    s.spawned = spawned_.load(std::memory_order_relaxed);
-    s.completed = completed_.load(std::memory_order_relaxed);
-    s.failed = failed_.load(std::memory_order_relaxed);
-    return s;
-  }
+  PoolStats stats() const noexcept;
   // Effects: zeroes the pool's counters and the placer's and balancer's
   // stats (spawned / completed are kept: shutdown reports them). Call it
   // while no task runs (between phases of a benchmark): each counter has
   // one writer, its worker, whose count in flight (read before the reset,
   // stored after it) would survive the reset.
-  void reset_stats() noexcept {
-    for (auto& w : workers_) {
-      for (auto* a : {&w->tasks_run, &w->migrations, &w->wakeups, &w->affine_wakeups, &w->parks, &w->kicks})
-        a->store(0, std::memory_order_relaxed);
-      w->thief.reset_counts();
-    }
-    external_wakeups_.store(0, std::memory_order_relaxed);
-    placer_.stats().reset();
-    for (auto& w : workers_) {
-      w->placer.stats().reset();
-      w->balancer.stats().reset();
-    }
-  }
+  void reset_stats() noexcept;
   // Returns: the placers' counters summed over the workers (and the placer
   // of wake-ups from off the pool), a snapshot.
-  placer_stats_type placer_stats() const noexcept {
-    placer_stats_type out;
-    auto add = [&](const auto& st) {
-      for (std::size_t i = 0; i < static_cast<std::size_t>(taskplace::WakeCounter::count_); ++i)
-        out.add(static_cast<taskplace::WakeCounter>(i), st.get(static_cast<taskplace::WakeCounter>(i)));
-    };
-    add(placer_.stats());
-    for (auto& w : workers_) add(w->placer.stats());
-    return out;
-  }
+  placer_stats_type placer_stats() const noexcept;
   // Returns: the balancers' counters summed over the workers, a snapshot.
-  balancer_stats_type balancer_stats() const noexcept {
-    balancer_stats_type out;
-    for (auto& w : workers_)
-      for (std::size_t i = 0; i < static_cast<std::size_t>(taskplace::BalanceCounter::count_); ++i)
-        out.add(static_cast<taskplace::BalanceCounter>(i),
-                w->balancer.stats().get(static_cast<taskplace::BalanceCounter>(i)));
-    return out;
-  }
+  balancer_stats_type balancer_stats() const noexcept;
   const Topo& topology() const noexcept { return topo_; }
 
   // The MachineState the placer reads: a view over the workers
@@ -365,20 +299,7 @@ class Pool {
     return reinterpret_cast<taskplace::TaskKey>(t);
   }
 
-  CpuId idlest_worker() const noexcept {
-    auto* ctx = detail::current_context();
-    const CpuId start = (ctx && ctx->pool == this) ? ctx->cpu
-                        : static_cast<CpuId>(rr_.fetch_add(1, std::memory_order_relaxed) % n_);
-    Machine m{*this};
-    CpuId best = start;
-    std::uint32_t best_n = m.nr_running(start);
-    for (CpuId i = 1; i < n_ && best_n > 0; ++i) {
-      const CpuId c = (start + i) % n_;
-      const std::uint32_t k = m.nr_running(c);
-      if (k < best_n) best = c, best_n = k;
-    }
-    return best;
-  }
+  CpuId idlest_worker() const noexcept;
 
   // Effects: counts t as pending (on self, the calling worker, or off the
   // pool when null), queues it on worker c and wakes c if it is parked.
@@ -391,16 +312,7 @@ class Pool {
   // The task goes on w's inbox (release: whoever drains it sees the task
   // as the pusher left it) before queued counts it, so that a worker that
   // sees the count and finds the inbox still empty just looks again.
-  void push(CpuId c, detail::TaskControl* t) {
-    Worker& w = *workers_[c];
-    detail::TaskControl* head = w.inbox.load(std::memory_order_relaxed);
-    do {
-      t->inbox_next = head;
-    } while (!w.inbox.compare_exchange_weak(head, t, std::memory_order_release, std::memory_order_relaxed));
-    w.queued.fetch_add(1, std::memory_order_seq_cst);
-    note_queued(w);
-    unpark(w, park_woken);
-  }
+  void push(CpuId c, detail::TaskControl* t);
   // Effects: adds one to a counter only its worker writes (a relaxed load
   // and store: no locked instruction; stats() reads it from anywhere).
   static void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
@@ -415,26 +327,13 @@ class Pool {
   // w cannot give while its task runs on. Read before written, so that a
   // set flag's cache line stays shared. Once per overload: both flags
   // stay set until a refresh finds no worker that can give.
-  void note_queued(const Worker& w) {
-    const bool kick = opts_.kick_idle_on_tick;
-    if (overloaded_.load(std::memory_order_relaxed) && (!kick || overload_kicked_.load(std::memory_order_relaxed)))
-      return;
-    if (!w.can_give()) return;
-    if (!overloaded_.load(std::memory_order_relaxed)) overloaded_.store(true, std::memory_order_relaxed);
-    if (kick && !overload_kicked_.exchange(true, std::memory_order_relaxed)) kick_one(w);
-  }
+  void note_queued(const Worker& w);
 
   // Effects: clears the overload flag when no worker can give a task to
   // a thief (kernel: the top level's load balance, update_sd_lb_stats). A
   // queueing that races with the scan may be missed until the next one,
   // or the next tick's kick of a parked worker, which steals ungated.
-  void refresh_overload() noexcept {
-    if (!overloaded_.load(std::memory_order_relaxed) && !overload_kicked_.load(std::memory_order_relaxed)) return;
-    for (const auto& w : workers_)
-      if (w->can_give()) return;
-    overloaded_.store(false, std::memory_order_relaxed);
-    overload_kicked_.store(false, std::memory_order_relaxed);
-  }
+  void refresh_overload() noexcept;
 
   taskplace::Overload overload() const noexcept {
     if (!opts_.overload_gate) return taskplace::Overload::unknown;
@@ -451,22 +350,11 @@ class Pool {
   // a little early.
   // Returns: whether this call woke w (it was parked and no one else woke
   // it first).
-  bool unpark(Worker& w, std::uint32_t why) {
-    if (w.park.load(std::memory_order_seq_cst) != park_parked) return false;
-    w.unparked_at.store(clock_.now().count(), std::memory_order_relaxed);
-    std::uint32_t expect = park_parked;
-    if (!w.park.compare_exchange_strong(expect, why, std::memory_order_seq_cst)) return false;
-    detail::futex_wake(w.park);
-    return true;
-  }
+  bool unpark(Worker& w, std::uint32_t why);
 
   // Effects: the worker lost its CPU for `gap` at `now`: if longer than
   // preempt_gap, it is not idle for the placer for preempted_for.
-  void note_gap(Worker& w, Nanoseconds gap, Nanoseconds now) const noexcept {
-    if (gap > opts_.preempt_gap && opts_.preempted_for > Nanoseconds{0})
-      w.preempted_until.store(taskplace::detail::saturating_add_ns(now.count(), opts_.preempted_for.count()),
-                              std::memory_order_relaxed);
-  }
+  void note_gap(Worker& w, Nanoseconds gap, Nanoseconds now) const noexcept;
 
   // The placement of a woken task: ask the placer, queue it there. The
   // sync hint counts only from a task (a timer or a thread off the pool is
@@ -582,12 +470,7 @@ class Pool {
   // Effects: tells the workers to stop once the pool is quiescent (no
   // runnable task, no pending timer), wakes the parked ones to see it,
   // and joins every worker thread started.
-  void stop_workers() {
-    stopping_.store(true, std::memory_order_seq_cst);
-    unpark_all();
-    for (auto& w : workers_)
-      if (w->thread.joinable()) w->thread.join();
-  }
+  void stop_workers();
 
   // Returns: whether shutdown began and no work is pending: every task
   // queued or running and every armed timer counted by count_pending has
@@ -613,23 +496,13 @@ class Pool {
   // nothing was pending. Off the pool, a spawn that counts after the
   // read backs out (spawn's invariant); a wake-up from a thread off the
   // pool is the embedder's to order before shutdown() (its contract).
-  bool quiescent() const noexcept {
-    if (!stopping_.load(std::memory_order_seq_cst)) return false;
-    std::uint64_t done = 0, pending = 0;
-    for (const auto& w : workers_) done += w->counts.done.load(std::memory_order_seq_cst);
-    for (const auto& w : workers_) pending += w->counts.pending.load(std::memory_order_seq_cst);
-    pending += external_pending_.load(std::memory_order_seq_cst);
-    return pending == done;
-  }
+  bool quiescent() const noexcept;
 
   // Effects: counts one unit of pending work (a task queued, or a timer
   // armed) on self's own count, or on the pool's shared one off the pool.
   // A wake-up between two workers so touches no line but the waker's
   // worker's own (one shared count moved its line at every such hop).
-  void count_pending(Worker* self) noexcept {
-    if (self != nullptr) self->counts.pending.fetch_add(1, std::memory_order_seq_cst);
-    else external_pending_.fetch_add(1, std::memory_order_seq_cst);
-  }
+  void count_pending(Worker* self) noexcept;
   // Effects: counts one unit of work done (a task's run ended, or a timer
   // fired) on w, the calling worker.
   static void count_done(Worker& w) noexcept { w.counts.done.fetch_add(1, std::memory_order_seq_cst); }
@@ -710,4 +583,6 @@ using SystemPool = Pool<taskplace::SysfsTopology, WakeTraits, BalanceTraits>;
 
 // The members defined out of the class, a part of the pool each.
 #include "taskplace_pool/loop.hpp"
+#include "taskplace_pool/queues.hpp"
+#include "taskplace_pool/report.hpp"
 #include "taskplace_pool/wakeups.hpp"
