@@ -318,7 +318,7 @@ class Pool:
     plots = {"policies": "policy sets against Current", "peers": "the peers against Current",
              "pgbench": "pgbench by backends"}
     columns = ["workload", "runtime", "rep", "seconds", "ops", "ops_per_s", "vs_current", "p50_us", "p99_us",
-               "migrations", "affine_pct", "steal_attempts", "skips", "crossing_ns"]
+               "migrations", "affine_pct", "steal_attempts", "skips", "crossing_ns", "unpark_ns", "resume_ns"]
     peers = ["oneTBB", "Asio", "Fiber work_stealing", "Fiber shared_work"]
 
     def __init__(self, meta, rows):

@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "results.hpp"
+#include "taskplace/kit/calibration.hpp"
 #include "taskplace/topology/uniform.hpp"
 #include "taskplace_pool/pool.hpp"
 #include "workloads/continuation_workloads.hpp"
@@ -97,64 +98,12 @@ Run one_worker_runner(const std::string& name) {
       name, taskplace::UniformTopology{1, 1, 1, 1});
 }
 
-// The machine's floor for a hand-off between two CPUs: two threads pinned
-// to the first two CPUs this process may use pass a counter back and forth
-// through two cache lines, spinning. Each round trip moves a line each way
-// and back; a runtime whose pair of tasks sits on two CPUs pays at least
-// this per message round trip, whatever it does (the pool's hand-off moves
-// several lines a hop: the channel's, the wakee's frame, the worker's
-// inbox).
-// Returns: the median of 5 runs of 100,000 round trips (about 0.3 s in
-// all here), in ns; 0 with fewer than two CPUs or when a thread cannot be
-// pinned.
-double line_round_trip_ns() {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) return 0;
-  int cpus[2] = {-1, -1};
-  for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; ++c)
-    if (CPU_ISSET(c, &allowed)) cpus[k++] = c;
-  auto pin = [](int c) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(c, &one);
-    return ::pthread_setaffinity_np(::pthread_self(), sizeof one, &one) == 0;
-  };
-  struct alignas(64) Line {
-    std::atomic<std::uint32_t> v{0};
-  };
-  constexpr std::uint32_t n = 100'000;
-  std::vector<double> runs;
-  for (int rep = 0; rep < 5; ++rep) {
-    Line ping, pong;
-    std::atomic<bool> ok{true};
-    double ns = 0;
-    std::thread echo([&] {
-      if (!pin(cpus[1])) ok = false;
-      for (std::uint32_t i = 1; i <= n; ++i) {
-        while (ping.v.load(std::memory_order_acquire) != i)
-          if (!ok.load(std::memory_order_relaxed)) return;
-        pong.v.store(i, std::memory_order_release);
-      }
-    });
-    std::thread lead([&] {
-      if (!pin(cpus[0])) ok = false;
-      const std::int64_t t0 = workloads::now_ns();
-      for (std::uint32_t i = 1; i <= n && ok.load(std::memory_order_relaxed); ++i) {
-        ping.v.store(i, std::memory_order_release);
-        while (pong.v.load(std::memory_order_acquire) != i)
-          if (!ok.load(std::memory_order_relaxed)) return;
-      }
-      ns = static_cast<double>(workloads::now_ns() - t0) / n;
-    });
-    lead.join();
-    echo.join();
-    if (!ok.load()) return 0;
-    runs.push_back(ns);
-  }
-  std::sort(runs.begin(), runs.end());
-  return runs[runs.size() / 2];
-}
+// The machine's floor for a hand-off between two CPUs, and what waking a
+// parked worker costs: kit::calibrate() (taskplace/kit/calibration.hpp),
+// on the idle machine before the runs. A runtime whose pair of tasks sits
+// on two CPUs pays at least the line round trip per message round trip,
+// whatever it does (the pool's hand-off moves several lines a hop: the
+// channel's, the wakee's frame, the worker's inbox).
 
 taskplace_pool::PoolOptions hot_steals() {
   taskplace_pool::PoolOptions o;
@@ -460,14 +409,15 @@ int main(int argc, char** argv) {
     if (cases.empty()) usage("no workload '" + only + "'");
   }
 
-  const double line = line_round_trip_ns();  // before the runs, on the idle machine
+  const taskplace::kit::Calibration cal = taskplace::kit::calibrate();  // before the runs, on the idle machine
+  const double line = cal.line_round_trip_ns;
   // One row per run; an empty cell where a runtime does not count
   // something. vs_current: this run's ops/s over Current's in the same
   // repetition (the table's "vs Current" is their median). crossing_ns: the
   // line round trip above, the same on every row.
   static const std::vector<std::string> csv_columns = {
       "workload", "runtime", "rep", "seconds", "ops", "ops_per_s", "vs_current", "p50_us", "p99_us",
-      "migrations", "affine_pct", "steal_attempts", "skips", "crossing_ns"};
+      "migrations", "affine_pct", "steal_attempts", "skips", "crossing_ns", "unpark_ns", "resume_ns"};
   bench_results::Csv csv{csv_path, csv_columns};
   std::map<std::pair<std::string, std::string>, std::vector<workloads::Result>> results;
   std::map<std::pair<std::string, std::string>, std::vector<double>> ratios;
@@ -489,6 +439,8 @@ int main(int argc, char** argv) {
         if (r.steal_attempts >= 0) row.set("steal_attempts", r.steal_attempts);
         if (r.skips >= 0) row.set("skips", r.skips);
         if (line > 0) row.set("crossing_ns", line, 0);
+        if (cal.unpark_ns > 0) row.set("unpark_ns", cal.unpark_ns, 0);
+        if (cal.resume_ns > 0) row.set("resume_ns", cal.resume_ns, 1);
         csv.write(row);
         results[{label, name}].push_back(r);
         if (current > 0) ratios[{label, name}].push_back(r.throughput / current);
@@ -497,10 +449,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "repetition %d of %d done\n", rep + 1, reps);
   }
 
-  if (line > 0)
-    std::printf(
-        "A cache line's round trip between two CPUs (two pinned threads, spinning): %.0f ns\n\n",
-        line);
+  std::printf("Calibration (taskplace::kit::calibrate): %s\n\n", cal.describe().c_str());
   std::printf("| workload | runtime | ops/s | vs Current | p50 us | p99 us | migrations | affine %% | steal attempts | skips |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (auto& [label, sizes] : cases) {

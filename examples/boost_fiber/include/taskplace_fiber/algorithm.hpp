@@ -41,6 +41,7 @@
 #include "taskplace/detail/math.hpp"
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/kit/idle.hpp"
 #include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
@@ -151,6 +152,7 @@ class Group {
       throw taskplace::TopologyError("taskplace_fiber::Group: more than 4096 workers (got " +
                                      std::to_string(topo_.cpu_count()) + ")");
     slots_ = std::make_unique<Slot[]>(topo_.cpu_count());
+    for (CpuId c = 0; c < topo_.cpu_count(); ++c) slots_[c].thief.emplace(topo_, c);
   }
   // Effects: `workers` workers sharing one LLC, one worker per core.
   // Throws: TopologyError when workers == 0.
@@ -179,18 +181,22 @@ class Group {
   }
 
   // Returns: the group's counters. Thread-safety: any thread.
+  // A thief's counts are its worker's (kit::Stealer), summed here.
   GroupStats stats() const noexcept {
-    return {placed_remote_.load(std::memory_order_relaxed), migrations_.load(std::memory_order_relaxed),
-            steal_attempts_.load(std::memory_order_relaxed), steals_.load(std::memory_order_relaxed),
-            hot_skips_.load(std::memory_order_relaxed)};
+    GroupStats s{placed_remote_.load(std::memory_order_relaxed), migrations_.load(std::memory_order_relaxed)};
+    for (std::uint32_t c = 0; c < worker_count(); ++c) {
+      const auto k = slots_[c].thief->counts();
+      s.steal_attempts += k.attempts;
+      s.steals += k.steals;
+      s.hot_skips += k.hot_skips;
+    }
+    return s;
   }
   // Effects: zeroes the group's, the placer's and the balancer's counters.
   void reset_stats() noexcept {
     placed_remote_ = 0;
     migrations_ = 0;
-    steal_attempts_ = 0;
-    steals_ = 0;
-    hot_skips_ = 0;
+    for (std::uint32_t c = 0; c < worker_count(); ++c) slots_[c].thief->reset_counts();
     placer_.stats().reset();
     balancer_.stats().reset();
   }
@@ -249,10 +255,29 @@ class Group {
     std::atomic<CpuId> remote_waker{taskplace::no_cpu};
     std::atomic<bool> registered{false};
     std::optional<typename balancer_type::state> idle;  // owner thread only
-    // Per level, the periodic balances in a row that found only cache-hot
-    // fibers (cache_hot_steals; kernel sd->nr_balance_failed). Owner
-    // thread only; cleared when a thread claims the worker.
-    taskplace::TaskHot<>::state hot{};
+    // The worker's steals (kit::Stealer): its counts, and per level the
+    // periodic balances in a row that found only cache-hot fibers
+    // (cache_hot_steals; kernel sd->nr_balance_failed). Owner thread only;
+    // made anew when a thread claims the worker (the options as then).
+    std::optional<taskplace::kit::Stealer<T>> thief;  // made with the group
+    // The worker's queue as a thief sees it (kit::WorkerQueue): its queued
+    // fibers; a steal takes the oldest, or the one `pick` chooses among
+    // them, oldest first.
+    std::size_t size() const noexcept { return queued.load(std::memory_order_relaxed); }
+    template <class Pick>
+    context* try_steal(const Pick& pick) noexcept {
+      std::lock_guard lk(m);
+      if (q.empty()) return nullptr;
+      const auto it = pick(q.begin(), q.end());
+      if (it == q.end()) return nullptr;
+      context* ctx = *it;
+      q.erase(it);
+      queued.fetch_sub(1, std::memory_order_relaxed);
+      return ctx;
+    }
+    context* try_steal() noexcept {
+      return try_steal([](auto first, auto) { return first; });
+    }
     // On the LLC's first worker: the LLC's busy share (llc_utilization_pct).
     taskplace::LlcUtilizationSample llc_sample;
   };
@@ -267,14 +292,14 @@ class Group {
       throw std::invalid_argument("taskplace_fiber::Algorithm: worker " + std::to_string(c) +
                                   " is already registered");
     slots_[c].idle = balancer_.make_state(c, clock_.now());
-    slots_[c].hot = {};
+    make_thief(c);
   }
   CpuId claim_next() {
     for (CpuId c = 0; c < worker_count(); ++c) {
       bool expected = false;
       if (slots_[c].registered.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
         slots_[c].idle = balancer_.make_state(c, clock_.now());
-        slots_[c].hot = {};
+        make_thief(c);
         return c;
       }
     }
@@ -282,6 +307,19 @@ class Group {
                                 " workers of the group are registered");
   }
   void release(CpuId c) noexcept { slots_[c].registered.store(false, std::memory_order_release); }
+  // Effects: readies worker c's thief for the thread claiming it: the
+  //   group's cache-hot options as they are now, fresh failure counts.
+  //   (The thieves live as long as the group, so that stats() may read
+  //   their counts from any thread.)
+  void make_thief(CpuId c) noexcept {
+    slots_[c].thief->set_options({cache_hot_steals, task_hot});
+    slots_[c].thief->reset_hot_state();
+  }
+  // The thieves' view (kit::QueueSource, kit::LastRanOf; kit/idle.hpp).
+  struct Queues {
+    Group* g;
+    Slot& operator()(CpuId c) const noexcept { return g->slots_[c]; }
+  };
 
   // Effects: queues `ctx` on worker c and wakes c's thread if it sleeps.
   void push(CpuId c, context* ctx) noexcept {
@@ -359,7 +397,7 @@ class Group {
   // steady_clock's: docs/benchmarks.md, "Clock reads").
   taskplace::TscClock clock_ = taskplace::TscClock::process();
   std::unique_ptr<Slot[]> slots_;
-  std::atomic<std::uint64_t> placed_remote_{0}, migrations_{0}, steal_attempts_{0}, steals_{0}, hot_skips_{0};
+  std::atomic<std::uint64_t> placed_remote_{0}, migrations_{0};
 };
 
 // Per-fiber state, as Boost.Fiber properties: the placer's task state, the
@@ -561,145 +599,30 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
       // (a balance now would restamp it, and avg_idle would never see an
       // idle period longer than idle_poll, keeping a closed gate closed).
       g.balancer_.tick(*slot.idle, g.clock_.now());
-      if (context* got = steal_any()) return run(got, true);
+      typename G::Queues queues{&g};
+      if (context* got = slot.thief->periodic(queues, LastRan{}, g.clock_, g.nr_running(id_)))
+        return run(got, true);
       slot.busy.store(false, std::memory_order_relaxed);
       return nullptr;
     }
     // Nothing here: newidle balance over the levels, nearest first.
-    context* got = nullptr;
-    g.balancer_.balance(
-        id_, *slot.idle,
-        [&](std::uint32_t level, taskplace::LevelKind kind, const auto& cpus) {
-          return (got = pull(cpus, level, kind, taskplace::BalanceKind::newidle)) != nullptr;
-        },
-        g.clock_);
-    if (got != nullptr) return run(got, true);
+    typename G::Queues queues{&g};
+    if (context* got = slot.thief->newidle(g.balancer_, *slot.idle, queues, LastRan{}, g.clock_,
+                                           taskplace::Overload::unknown, g.nr_running(id_)))
+      return run(got, true);
     slot.busy.store(false, std::memory_order_relaxed);
     idle_ = true;
     return nullptr;
   }
 
-  // What one level's pull tests and finds with cache_hot_steals (kernel
-  // struct lb_env): the level, its index in the topology's levels, which
-  // balance it is, the time the test measures against.
-  struct HotPull {
-    std::uint32_t level = 0;
-    taskplace::LevelKind kind = taskplace::LevelKind::machine;
-    taskplace::BalanceKind why = taskplace::BalanceKind::newidle;
-    Nanoseconds now{0};
-    bool refused = false;  // a victim had fibers queued, every one looked at hot
+  // When a queued fiber last ran (kit::LastRanOf), read by a thief under
+  // the victim's mutex: its last writer (the thread that ran or queued
+  // it) wrote it before the push that took this mutex.
+  struct LastRan {
+    Nanoseconds operator()(context* const& c) const noexcept {
+      return static_cast<properties_type*>(base::get_properties(c))->last_ran;
+    }
   };
-
-  // Returns: a fiber taken from worker `victim` (not this one), or nullptr:
-  //   its oldest queued one; with `hot` (cache_hot_steals) the oldest that
-  //   take_cold() lets go.
-  context* steal(CpuId victim, HotPull* hot) noexcept {
-    G& g = *g_;
-    if (victim == id_ || victim >= g.worker_count() || g.slots_[victim].queued.load(std::memory_order_relaxed) == 0)
-      return nullptr;
-    g.steal_attempts_.fetch_add(1, std::memory_order_relaxed);
-    context* got = hot != nullptr ? take_cold(victim, *hot) : g.pop(victim);
-    if (got != nullptr) g.steals_.fetch_add(1, std::memory_order_relaxed);
-    return got;
-  }
-  // Returns: the first of the (at most nr_migrate) oldest fibers queued on
-  //   worker `victim` that TaskHot lets this worker take across hot.level
-  //   (kernel detach_tasks() and can_migrate_task()), removed from the queue; or
-  //   nullptr, each hot fiber passed over counted in hot_skips, and
-  //   hot.refused set when the queue was not empty.
-  // Thread-safety: reads each candidate's last_ran under the victim's mutex:
-  //   its last writer (the thread that ran or queued it) wrote it before
-  //   the push that took this mutex.
-  context* take_cold(CpuId victim, HotPull& hot) noexcept {
-    G& g = *g_;
-    auto& s = g.slots_[victim];
-    const std::uint32_t dst_nr_running = g.nr_running(id_);
-    std::lock_guard lk(s.m);
-    const auto r = g.task_hot.find_movable(
-        g.slots_[id_].hot, hot.level, hot.kind, s.q.begin(), s.q.end(),
-        [this](context* c) { return base::properties(c).last_ran; }, hot.now, dst_nr_running);
-    if (r.hot() > 0) g.hot_skips_.fetch_add(r.hot(), std::memory_order_relaxed);
-    if (r.found) {
-      context* ctx = *r.it;
-      s.q.erase(r.it);
-      s.queued.fetch_sub(1, std::memory_order_relaxed);
-      return ctx;
-    }
-    if (r.looked > 0) hot.refused = true;
-    return nullptr;
-  }
-  // Returns: the oldest fiber of the first worker of `cpus` with one queued
-  //   (one it may take, with `hot`), or nullptr. With `hot`, the workers of
-  //   the level below hot->level are left to that level's balance (kernel:
-  //   a domain never takes its own group as the busiest), so a hot fiber
-  //   there adds to no outer level's failure count.
-  template <class Cpus>
-  context* steal_from(const Cpus& cpus, HotPull* hot) noexcept {
-    for (auto c : cpus) {
-      const auto victim = static_cast<CpuId>(c);
-      if (hot != nullptr && hot->level > 0 &&
-          taskplace::detail::range_contains(g_->topo_.level_cpus(id_, hot->level - 1), victim))
-        continue;
-      if (context* got = steal(victim, hot)) return got;
-    }
-    return nullptr;
-  }
-  // Effects: records how a pull with the cache-hot test ended (kernel
-  //   load_balance()'s nr_balance_failed): moved, refused (a victim had
-  //   fibers queued, all hot) or balanced (no victim had any).
-  void record(const HotPull& hot, bool moved) noexcept {
-    using taskplace::PullOutcome;
-    g_->task_hot.record(g_->slots_[id_].hot, hot.level, hot.why,
-                        moved ? PullOutcome::moved : hot.refused ? PullOutcome::refused : PullOutcome::balanced);
-  }
-  // Returns: a fiber stolen from a worker of `cpus`, the `level`-th level
-  //   of this worker (of kind `kind`), in a balance of kind `why`; or
-  //   nullptr. Effects: with cache_hot_steals, records the outcome.
-  template <class Cpus>
-  context* pull(const Cpus& cpus, std::uint32_t level, taskplace::LevelKind kind, taskplace::BalanceKind why) noexcept {
-    if (!g_->cache_hot_steals) return steal_from(cpus, nullptr);
-    HotPull hot{.level = level, .kind = kind, .why = why, .now = g_->clock_.now()};
-    context* got = steal_from(cpus, &hot);
-    record(hot, got != nullptr);
-    return got;
-  }
-  // Returns: a fiber stolen from another worker, the levels of the topology
-  // nearest first, then any worker (a topology's levels need not span the
-  // group); nullptr when every other queue is empty.
-  // With cache_hot_steals each level's pull is a periodic balance (kernel:
-  // the nohz idle balance runs load_balance() at each level for the idle
-  // CPU) and records its outcome; the last level's pull goes on to the
-  // workers outside every level, as one balance of that level (of the
-  // machine level at index 0 when there are no levels).
-  context* steal_any() noexcept {
-    const auto& t = g_->topo_;
-    const auto levels = static_cast<std::uint32_t>(t.level_count(id_));
-    if (!g_->cache_hot_steals) {
-      for (std::uint32_t i = 0; i < levels; ++i)
-        if (context* got = steal_from(t.level_cpus(id_, i), nullptr)) return got;
-      for (CpuId victim = 0; victim < g_->worker_count(); ++victim)
-        if (context* got = steal(victim, nullptr)) return got;
-      return nullptr;
-    }
-    // The failure counts cover max_levels levels, as the balancer's state
-    // does; the workers of any level above are looked at with the last.
-    const std::uint32_t counted = std::min(levels, taskplace::max_levels);
-    constexpr auto periodic = taskplace::BalanceKind::periodic;
-    for (std::uint32_t i = 0; i + 1 < counted; ++i)
-      if (context* got = pull(t.level_cpus(id_, i), i, t.level_kind(id_, i), periodic)) return got;
-    const std::uint32_t last = counted > 0 ? counted - 1 : 0;
-    HotPull hot{.level = last,
-                .kind = counted > 0 ? t.level_kind(id_, last) : taskplace::LevelKind::machine,
-                .why = periodic,
-                .now = g_->clock_.now()};
-    context* got = counted > 0 ? steal_from(t.level_cpus(id_, last), &hot) : nullptr;
-    // Then the workers the last level leaves out.
-    for (CpuId victim = 0; got == nullptr && victim < g_->worker_count(); ++victim)
-      if (counted == 0 || !taskplace::detail::range_contains(t.level_cpus(id_, last), victim))
-        got = steal(victim, &hot);
-    record(hot, got != nullptr);
-    return got;
-  }
 
   // Effects: the worker fiber `caller` stops running now (it yields,
   //   blocks or ends; kernel: update_curr() keeps se.exec_start current

@@ -47,6 +47,7 @@
 #include "taskplace/detail/math.hpp"
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/kit/idle.hpp"
 #include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
@@ -55,140 +56,18 @@
 #include "taskplace_pool/channel.hpp"
 #include "taskplace_pool/core.hpp"
 #include "taskplace_pool/join_handle.hpp"
+#include "taskplace_pool/machine.hpp"
+#include "taskplace_pool/options.hpp"
+#include "taskplace_pool/root.hpp"
 #include "taskplace_pool/sleep.hpp"
 #include "taskplace_pool/spin_lock.hpp"
 #include "taskplace_pool/sync.hpp"
 #include "taskplace_pool/task.hpp"
+#include "taskplace_pool/worker.hpp"
 
 namespace taskplace_pool {
 
 using namespace std::chrono_literals;
-
-// How workers are pinned to CPUs.
-enum class Pinning : std::uint8_t {
-  automatic,         // pin worker c to os_cpu(c) (or c); run unpinned if refused
-  off,               // never pin
-  simulate_failure,  // behave as if the OS refused every pin (for tests)
-};
-
-// Every duration here is a taskplace::SaturatingNanoseconds: one that does
-// not fit nanoseconds (hours::max()) saturates at Nanoseconds::max().
-struct PoolOptions {
-  Pinning pinning = Pinning::automatic;
-  // default 4ms; kernel: TICK_NSEC at HZ=250 (scheduler_tick, nohz kick).
-  taskplace::SaturatingNanoseconds tick = 4ms;
-  // default 20us; kernel: none (cpuidle's poll state); how long a worker
-  // with nothing to do spins before it parks on its futex.
-  taskplace::SaturatingNanoseconds spin_before_park = 20us;
-  // A worker with queued work at its tick wakes one parked worker, which
-  // steals (kernel nohz_balancer_kick). default true. A worker running a
-  // long task has no tick (tasks are not interrupted), so two more cases
-  // stand in for the ticks it misses: a queueing that leaves a worker
-  // with a task a thief can take (the overload flag set) kicks a parked
-  // worker at once, and a worker that parks while the flag is set wakes
-  // after one tick and balances as if kicked. Without them, tasks queued
-  // behind a task that runs for 100 ms wait the 100 ms while other
-  // workers sleep.
-  bool kick_idle_on_tick = true;
-  // default 1us; kernel: the thread's timer slack (PR_SET_TIMERSLACK,
-  // 50us unless set). How late the kernel may end a parked worker's futex
-  // wait for its next timer: the precision of sleep_for. 0: leave the
-  // thread's own slack.
-  taskplace::SaturatingNanoseconds timer_slack = 1us;
-  // default 50us; kernel: none. A worker that finds it lost its CPU for
-  // longer than this (a gap in its spin loop, a late return from its
-  // futex) counts as preempted: its CPU is shared with other threads.
-  taskplace::SaturatingNanoseconds preempt_gap = 50us;
-  // default 8ms (two ticks); kernel: vcpu_is_preempted() in
-  // available_idle_cpu(). How long after a preemption the placer is told
-  // that the worker is not idle, however empty its queue. 0: never.
-  taskplace::SaturatingNanoseconds preempted_for = 8ms;
-  // default true; kernel: the root domain's overload flag (v3.16). A
-  // worker that runs dry balances only while some worker holds two or
-  // more tasks, one of them queued (running plus queued; the hand-off
-  // slot's task is no thief's): the flag is set when a queueing makes one
-  // so and cleared at a tick that finds none. false: every newly idle
-  // worker balances (Overload::unknown).
-  bool overload_gate = true;
-  // default false; kernel: task_hot() in can_migrate_task(). A steal
-  // leaves a task that ran within task_hot.migration_cost on its worker
-  // until that level's periodic balances (a tick's kick) have found only
-  // such tasks more than cache_nice_tries times in a row; newidle steals
-  // never count (taskplace::TaskHot). Off: a steal takes the victim's
-  // newest queued task, hot or not.
-  bool cache_hot_steals = false;
-  taskplace::TaskHot<> task_hot{};
-};
-
-// Counters summed over the workers; each is a relaxed atomic.
-struct PoolStats {
-  std::uint64_t tasks_run = 0;       // resumptions
-  std::uint64_t migrations = 0;      // resumed on another worker than last time
-  std::uint64_t wakeups = 0;         // placements of woken tasks
-  std::uint64_t affine_wakeups = 0;  // ... onto the waking worker itself
-  std::uint64_t steal_attempts = 0;  // victims probed by balance pulls
-  std::uint64_t steals = 0;          // tasks stolen
-  std::uint64_t hot_skips = 0;       // queued tasks a steal left as cache hot (cache_hot_steals)
-  std::uint64_t parks = 0;           // futex sleeps
-  std::uint64_t kicks = 0;           // periodic balances for a busy worker: parked workers kicked
-                                     // (a tick, an overload), workers about to park with one overloaded
-  std::uint64_t spawned = 0;
-  std::uint64_t completed = 0;
-  std::uint64_t failed = 0;          // tasks that ended with an exception
-};
-
-// What shutdown() found.
-struct ShutdownReport {
-  std::uint64_t completed = 0;  // tasks that ran to the end
-  std::uint64_t abandoned = 0;  // tasks still waiting on something nobody will signal
-};
-
-namespace detail {
-inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, Nanoseconds timeout) {
-  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
-  timespec ts{};
-  timespec* tp = nullptr;
-  if (timeout > Nanoseconds{0}) {
-    ts.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000);
-    ts.tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000);
-    tp = &ts;
-  }
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, tp,
-            nullptr, 0);
-}
-inline void futex_wake(std::atomic<std::uint32_t>& word) {
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr,
-            nullptr, 0);
-}
-// The root coroutine of a spawned task: owns the task's record (in its
-// promise) and destroys itself when the task ends.
-template <class Pool>
-struct Root {
-  struct promise_type {
-    typename Pool::record_type rec{};
-    Pool* pool;
-    template <class... A>
-    explicit promise_type(Pool& owner, A&&...) noexcept : pool(&owner) {}
-    Root get_return_object() noexcept {
-      return Root{std::coroutine_handle<promise_type>::from_promise(*this)};
-    }
-    std::suspend_always initial_suspend() const noexcept { return {}; }
-    struct final_awaiter {
-      bool await_ready() const noexcept { return false; }
-      void await_suspend(std::coroutine_handle<promise_type> self) const noexcept {
-        auto& pr = self.promise();
-        pr.pool->finished(pr.rec);
-        self.destroy();
-      }
-      void await_resume() const noexcept {}
-    };
-    final_awaiter final_suspend() const noexcept { return {}; }
-    void return_void() const noexcept {}
-    void unhandled_exception() const noexcept { std::terminate(); }  // the body catches all
-  };
-  std::coroutine_handle<promise_type> h;
-};
-}  // namespace detail
 
 // The pool. `Topo` is any taskplace::Topology (one worker per CPU);
 // `WakeTraits` a WakePlacer traits set (taskplace::traits::Current,
@@ -236,7 +115,7 @@ class Pool {
     workers_.reserve(n_);
     const Nanoseconds now = clock_.now();
     for (CpuId c = 0; c < n_; ++c) {
-      workers_.push_back(std::make_unique<Worker>(topo_));
+      workers_.push_back(std::make_unique<Worker>(topo_, c, opts_));
       workers_.back()->cpu = c;
       workers_.back()->bstate = workers_.back()->balancer.make_state(c, now);
     }
@@ -334,26 +213,7 @@ class Pool {
   // pool's own tasks calls it: its worker cannot join itself, and the pool
   // cannot stop while the caller runs. The task may catch it and return;
   // a later shutdown() (or ~Pool) from off the pool stops the pool as ever.
-  ShutdownReport shutdown() {
-    if (this_worker() != nullptr)
-      throw std::logic_error(
-          "taskplace_pool::Pool::shutdown called by one of the pool's own tasks; call it from a thread off "
-          "the pool");
-    std::lock_guard guard(shutdown_m_);
-    if (!stopped_.exchange(true)) {
-      stop_workers();
-      std::vector<std::coroutine_handle<>> abandoned;
-      {
-        std::lock_guard lk(live_m_);
-        for (auto* t = live_head_; t != nullptr; t = t->live_next) abandoned.push_back(t->root);
-        live_head_ = nullptr;
-      }
-      for (auto h : abandoned) h.destroy();
-      report_.abandoned = abandoned.size();
-      report_.completed = completed_.load();
-    }
-    return report_;
-  }
+  ShutdownReport shutdown();
 
   CpuId worker_count() const noexcept { return n_; }
   // Returns: how many workers the OS let us pin (after start-up).
@@ -361,113 +221,24 @@ class Pool {
   // Returns: whether every worker has started (and tried to pin).
   bool started() const noexcept { return started_.load() == n_; }
 
-  PoolStats stats() const noexcept {
-    PoolStats s;
-    for (auto& w : workers_) {
-      s.tasks_run += w->tasks_run.load(std::memory_order_relaxed);
-      s.migrations += w->migrations.load(std::memory_order_relaxed);
-      s.wakeups += w->wakeups.load(std::memory_order_relaxed);
-      s.affine_wakeups += w->affine_wakeups.load(std::memory_order_relaxed);
-      s.steal_attempts += w->steal_attempts.load(std::memory_order_relaxed);
-      s.steals += w->steals.load(std::memory_order_relaxed);
-      s.hot_skips += w->hot_skips.load(std::memory_order_relaxed);
-      s.parks += w->parks.load(std::memory_order_relaxed);
-      s.kicks += w->kicks.load(std::memory_order_relaxed);
-    }
-    s.wakeups += external_wakeups_.load(std::memory_order_relaxed);
-    s.spawned = spawned_.load(std::memory_order_relaxed);
-    s.completed = completed_.load(std::memory_order_relaxed);
-    s.failed = failed_.load(std::memory_order_relaxed);
-    return s;
-  }
+  PoolStats stats() const noexcept;
   // Effects: zeroes the pool's counters and the placer's and balancer's
   // stats (spawned / completed are kept: shutdown reports them). Call it
   // while no task runs (between phases of a benchmark): each counter has
   // one writer, its worker, whose count in flight (read before the reset,
   // stored after it) would survive the reset.
-  void reset_stats() noexcept {
-    for (auto& w : workers_) {
-      for (auto* a : {&w->tasks_run, &w->migrations, &w->wakeups, &w->affine_wakeups,
-                      &w->steal_attempts, &w->steals, &w->hot_skips, &w->parks, &w->kicks})
-        a->store(0, std::memory_order_relaxed);
-    }
-    external_wakeups_.store(0, std::memory_order_relaxed);
-    placer_.stats().reset();
-    for (auto& w : workers_) {
-      w->placer.stats().reset();
-      w->balancer.stats().reset();
-    }
-  }
+  void reset_stats() noexcept;
   // Returns: the placers' counters summed over the workers (and the placer
   // of wake-ups from off the pool), a snapshot.
-  placer_stats_type placer_stats() const noexcept {
-    placer_stats_type out;
-    auto add = [&](const auto& st) {
-      for (std::size_t i = 0; i < static_cast<std::size_t>(taskplace::WakeCounter::count_); ++i)
-        out.add(static_cast<taskplace::WakeCounter>(i), st.get(static_cast<taskplace::WakeCounter>(i)));
-    };
-    add(placer_.stats());
-    for (auto& w : workers_) add(w->placer.stats());
-    return out;
-  }
+  placer_stats_type placer_stats() const noexcept;
   // Returns: the balancers' counters summed over the workers, a snapshot.
-  balancer_stats_type balancer_stats() const noexcept {
-    balancer_stats_type out;
-    for (auto& w : workers_)
-      for (std::size_t i = 0; i < static_cast<std::size_t>(taskplace::BalanceCounter::count_); ++i)
-        out.add(static_cast<taskplace::BalanceCounter>(i),
-                w->balancer.stats().get(static_cast<taskplace::BalanceCounter>(i)));
-    return out;
-  }
+  balancer_stats_type balancer_stats() const noexcept;
   const Topo& topology() const noexcept { return topo_; }
 
-  // The MachineState the placer reads: a view over the workers.
-  // Invariant: answers are snapshots; workers change them concurrently.
-  class Machine {
-   public:
-    // `now`: the time the answers are for (is_idle's preemption window);
-    // the default ignores preemptions.
-    explicit Machine(const Pool& p, Nanoseconds now = Nanoseconds::max()) noexcept : p_(&p), now_(now) {}
-    // Nothing running, nothing queued, and the worker's thread not
-    // preempted lately (kernel available_idle_cpu: idle, and the vCPU not
-    // preempted by the hypervisor; here the other threads of the OS play
-    // the hypervisor).
-    bool is_idle(CpuId c) const noexcept {
-      const Worker& w = *p_->workers_[c];
-      return w.running.load(std::memory_order_relaxed) == 0 && w.waiting() == 0 &&
-             w.preempted_until.load(std::memory_order_relaxed) <= now_.count();
-    }
-    std::uint32_t nr_running(CpuId c) const noexcept { return p_->workers_[c]->nr_running(); }
-    // One nice-0 task = 1024, runnable tasks only (sleepers excluded, so
-    // the pool passes wakee_load = 0, as wake_affine.hpp asks, except to
-    // WakeAffine2008, which reads the wakee's weight).
-    std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
-    // Busy share of c's LLC, in percent (kernel SIS_UTIL input), sampled
-    // at most once a tick for the whole LLC (taskplace::LlcUtilizationSample;
-    // kernel: the LLC's nr_idle_scan, which the periodic balance writes):
-    // a wake-up whose time is a tick or more past the LLC's last sample,
-    // or before it (a clock read on another CPU), or a Machine without a
-    // time, takes a new one, reading each worker of the LLC once; the
-    // others read the sample.
-    std::uint32_t llc_utilization_pct(CpuId c) const {
-      const auto llc = p_->topo_.llc_cpus(c);
-      if (std::ranges::empty(llc)) return 0;
-      return p_->workers_[static_cast<CpuId>(*std::ranges::begin(llc))]->llc_sample.read(
-          llc, [this](CpuId x) { return !is_idle(x); }, now_, p_->opts_.tick);
-    }
-    // Reservation state of c (MachineState O3), a copy taken under c's lock.
-    reservation_cpu_state reservation(CpuId c) const
-      requires placer_type::reserving
-    {
-      const Worker& w = *p_->workers_[c];
-      std::lock_guard lk(w.res_m);
-      return w.res;
-    }
-
-   private:
-    const Pool* p_;
-    Nanoseconds now_;
-  };
+  // The MachineState the placer reads: a view over the workers
+  // (machine.hpp).
+  using Machine = detail::PoolMachine<Pool>;
+  friend Machine;
 
   // Unlinks a finished task from the live list (called by its root frame,
   // on its worker; root_body counted it completed when it published).
@@ -480,87 +251,10 @@ class Pool {
 
  private:
   static constexpr std::uint32_t next_streak_max = 16;
-  static constexpr std::uint32_t park_awake = 0, park_parked = 1, park_woken = 2, park_kicked = 3;
+  static constexpr std::uint32_t park_awake = detail::park_awake, park_parked = detail::park_parked,
+                                 park_woken = detail::park_woken, park_kicked = detail::park_kicked;
 
-  struct alignas(64) Worker {
-    explicit Worker(const Topo& t) : placer(t), balancer(t) {}
-    std::mutex m;  // guards q and timers, and the draining of inbox
-    std::deque<detail::TaskControl*> q;
-    detail::TaskControl* next = nullptr;  // hand-off slot (enqueue_next), owner only
-    std::uint32_t next_streak = 0;        // slot tasks run in a row, owner only
-    // The running task's unit of pending work went to the task in the
-    // hand-off slot (enqueue_next): the run ends without counting done,
-    // and that task's run counts it. Owner only.
-    bool run_donated = false;
-    std::vector<std::pair<std::int64_t, detail::TaskControl*>> timers;  // min-heap
-    // Tasks queued here from any thread, newest first (a lock-free stack
-    // linked through TaskControl::inbox_next), moved to q by whoever holds
-    // m next (the worker's own pop, or a thief). On one cache line with
-    // the words a waker writes and reads next (queued, park), so that a
-    // wake-up onto another worker moves one line there instead of the
-    // queue's lock, the deque and the count (docs/pool.md, "The inbox").
-    alignas(64) std::atomic<detail::TaskControl*> inbox{nullptr};
-    std::atomic<std::uint32_t> queued{0};  // q and inbox
-    // 1 while the hand-off slot holds a task. Written by the owner alone
-    // with plain stores, where a count shared with other threads' queueings
-    // takes a locked add and a locked subtract per hand-off (each waits for
-    // the stores before it to drain); read by the others' placements and
-    // balances, as snapshots, like queued.
-    std::atomic<std::uint32_t> handoff{0};
-    std::atomic<std::uint32_t> running{0};
-    std::atomic<std::uint32_t> park{park_awake};
-    std::atomic<std::int64_t> next_deadline{INT64_MAX};
-    // Until when the worker counts as preempted (Machine::is_idle); when it
-    // was last unparked (to tell a late wake-up).
-    std::atomic<std::int64_t> preempted_until{INT64_MIN};
-    std::atomic<std::int64_t> unparked_at{0};
-    mutable std::mutex res_m;
-    reservation_cpu_state res{};
-    placer_type placer;      // places the wake-ups this worker's tasks make
-    balancer_type balancer;  // this worker's newidle balance
-    typename balancer_type::state bstate{};  // the worker thread's only
-    taskplace::TaskHot<>::state hot{};       // failed balances per level, the worker thread's only
-    // The worker's clock (kernel rq_clock): read once per scheduling round,
-    // used by the placements and sleeps of the task it runs. Owner only.
-    Nanoseconds now{0};
-    // The clock read taken when the task it ran stopped (end_run), if one
-    // was: the next round's time, so that the round reads the clock once,
-    // not twice. Owner only.
-    std::optional<Nanoseconds> run_ended_at;
-    CpuId cpu = 0;
-    std::thread thread;
-    std::atomic<std::uint64_t> tasks_run{0}, migrations{0}, wakeups{0}, affine_wakeups{0},
-        steal_attempts{0}, steals{0}, hot_skips{0}, parks{0}, kicks{0};
-    // Units of work this worker's thread counted pending (tasks it queued
-    // anywhere, timers it armed) and done (runs it ended, timers it
-    // fired); written by the worker alone, read by quiescent(). Only
-    // their sums over the workers mean anything: a task counted pending
-    // here may run and be counted done on another worker.
-    struct alignas(64) Counts {
-      std::atomic<std::uint64_t> pending{0}, done{0};
-    } counts;
-    // On the first worker of each LLC: the LLC's busy share and when it
-    // was sampled (Machine::llc_utilization_pct); a line of its own, read
-    // by every wake-up that scans the LLC and written once a tick.
-    taskplace::LlcUtilizationSample llc_sample;
-    // Tasks waiting to run here: queued, and in the hand-off slot; a snapshot.
-    std::uint32_t waiting() const noexcept {
-      return queued.load(std::memory_order_relaxed) + handoff.load(std::memory_order_relaxed);
-    }
-    // Tasks it holds, running plus waiting (kernel nr_running); a snapshot.
-    std::uint32_t nr_running() const noexcept {
-      return running.load(std::memory_order_relaxed) + waiting();
-    }
-    // Whether a thief could take a task from it (kernel: a busiest queue
-    // holds two or more tasks, one of them queued): a task in its queue
-    // and two or more held, the hand-off slot aside, since no thief takes
-    // the slot's task (the waker is about to leave the worker to it); a
-    // snapshot.
-    bool can_give() const noexcept {
-      const std::uint32_t n = queued.load(std::memory_order_relaxed);
-      return n > 0 && n + running.load(std::memory_order_relaxed) >= 2;
-    }
-  };
+  using Worker = detail::Worker<Topo, placer_type, balancer_type>;
 
   // The body of a spawned task's root frame. The awaited task's frame is
   // destroyed, and this frame's last reference to an exception given away,
@@ -605,20 +299,7 @@ class Pool {
     return reinterpret_cast<taskplace::TaskKey>(t);
   }
 
-  CpuId idlest_worker() const noexcept {
-    auto* ctx = detail::current_context();
-    const CpuId start = (ctx && ctx->pool == this) ? ctx->cpu
-                        : static_cast<CpuId>(rr_.fetch_add(1, std::memory_order_relaxed) % n_);
-    Machine m{*this};
-    CpuId best = start;
-    std::uint32_t best_n = m.nr_running(start);
-    for (CpuId i = 1; i < n_ && best_n > 0; ++i) {
-      const CpuId c = (start + i) % n_;
-      const std::uint32_t k = m.nr_running(c);
-      if (k < best_n) best = c, best_n = k;
-    }
-    return best;
-  }
+  CpuId idlest_worker() const noexcept;
 
   // Effects: counts t as pending (on self, the calling worker, or off the
   // pool when null), queues it on worker c and wakes c if it is parked.
@@ -631,31 +312,7 @@ class Pool {
   // The task goes on w's inbox (release: whoever drains it sees the task
   // as the pusher left it) before queued counts it, so that a worker that
   // sees the count and finds the inbox still empty just looks again.
-  void push(CpuId c, detail::TaskControl* t) {
-    Worker& w = *workers_[c];
-    detail::TaskControl* head = w.inbox.load(std::memory_order_relaxed);
-    do {
-      t->inbox_next = head;
-    } while (!w.inbox.compare_exchange_weak(head, t, std::memory_order_release, std::memory_order_relaxed));
-    w.queued.fetch_add(1, std::memory_order_seq_cst);
-    note_queued(w);
-    unpark(w, park_woken);
-  }
-  // Effects: moves w's inbox to the tail of q, oldest first.
-  // Precondition: w.m held.
-  static void drain_inbox(Worker& w) noexcept {
-    detail::TaskControl* t = w.inbox.exchange(nullptr, std::memory_order_acquire);
-    if (t == nullptr) return;
-    detail::TaskControl* oldest_first = nullptr;
-    while (t != nullptr) {
-      detail::TaskControl* next = t->inbox_next;
-      t->inbox_next = oldest_first;
-      oldest_first = t;
-      t = next;
-    }
-    for (; oldest_first != nullptr; oldest_first = oldest_first->inbox_next) w.q.push_back(oldest_first);
-  }
-
+  void push(CpuId c, detail::TaskControl* t);
   // Effects: adds one to a counter only its worker writes (a relaxed load
   // and store: no locked instruction; stats() reads it from anywhere).
   static void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
@@ -670,26 +327,13 @@ class Pool {
   // w cannot give while its task runs on. Read before written, so that a
   // set flag's cache line stays shared. Once per overload: both flags
   // stay set until a refresh finds no worker that can give.
-  void note_queued(const Worker& w) {
-    const bool kick = opts_.kick_idle_on_tick;
-    if (overloaded_.load(std::memory_order_relaxed) && (!kick || overload_kicked_.load(std::memory_order_relaxed)))
-      return;
-    if (!w.can_give()) return;
-    if (!overloaded_.load(std::memory_order_relaxed)) overloaded_.store(true, std::memory_order_relaxed);
-    if (kick && !overload_kicked_.exchange(true, std::memory_order_relaxed)) kick_one(w);
-  }
+  void note_queued(const Worker& w);
 
   // Effects: clears the overload flag when no worker can give a task to
   // a thief (kernel: the top level's load balance, update_sd_lb_stats). A
   // queueing that races with the scan may be missed until the next one,
   // or the next tick's kick of a parked worker, which steals ungated.
-  void refresh_overload() noexcept {
-    if (!overloaded_.load(std::memory_order_relaxed) && !overload_kicked_.load(std::memory_order_relaxed)) return;
-    for (const auto& w : workers_)
-      if (w->can_give()) return;
-    overloaded_.store(false, std::memory_order_relaxed);
-    overload_kicked_.store(false, std::memory_order_relaxed);
-  }
+  void refresh_overload() noexcept;
 
   taskplace::Overload overload() const noexcept {
     if (!opts_.overload_gate) return taskplace::Overload::unknown;
@@ -706,22 +350,11 @@ class Pool {
   // a little early.
   // Returns: whether this call woke w (it was parked and no one else woke
   // it first).
-  bool unpark(Worker& w, std::uint32_t why) {
-    if (w.park.load(std::memory_order_seq_cst) != park_parked) return false;
-    w.unparked_at.store(clock_.now().count(), std::memory_order_relaxed);
-    std::uint32_t expect = park_parked;
-    if (!w.park.compare_exchange_strong(expect, why, std::memory_order_seq_cst)) return false;
-    detail::futex_wake(w.park);
-    return true;
-  }
+  bool unpark(Worker& w, std::uint32_t why);
 
   // Effects: the worker lost its CPU for `gap` at `now`: if longer than
   // preempt_gap, it is not idle for the placer for preempted_for.
-  void note_gap(Worker& w, Nanoseconds gap, Nanoseconds now) const noexcept {
-    if (gap > opts_.preempt_gap && opts_.preempted_for > Nanoseconds{0})
-      w.preempted_until.store(taskplace::detail::saturating_add_ns(now.count(), opts_.preempted_for.count()),
-                              std::memory_order_relaxed);
-  }
+  void note_gap(Worker& w, Nanoseconds gap, Nanoseconds now) const noexcept;
 
   // The placement of a woken task: ask the placer, queue it there. The
   // sync hint counts only from a task (a timer or a thread off the pool is
@@ -730,64 +363,9 @@ class Pool {
   // which is exactly what the affine step's sync rule looks for (kernel
   // wake_affine_idle); the idle-sibling search then sees the same busy
   // worker, as select_idle_sibling does.
-  void wake_task(detail::TaskControl* t, WakeHint hint) {
-    auto* ctx = detail::current_context();
-    const bool inside = ctx != nullptr && ctx->pool == this;
-    const CpuId waking = inside ? ctx->cpu : (t->last_cpu < n_ ? t->last_cpu : 0);
-    record_type* waker = inside && ctx->task ? rec(ctx->task) : nullptr;
-    const placer_type& placer = inside ? workers_[waking]->placer : placer_;
-    std::unique_lock<std::mutex> shared_placer;  // off the pool: several threads share placer_
-    if (!inside) shared_placer = std::unique_lock<std::mutex>{external_m_};
-    const taskplace::Placement p = placer.place(
-        typename placer_type::Wakeup{
-            .waker = waker ? &waker->placement : nullptr,
-            .waker_key = waker ? key(waker) : taskplace::no_task,
-            .wakee = &rec(t)->placement,
-            .wakee_key = key(t),
-            .waking_cpu = waking,
-            .prev_cpu = t->last_cpu,
-            .sync = waker != nullptr && hint != WakeHint::async,
-            .current_cpu = waker != nullptr && hint == WakeHint::handoff,
-            .wakee_load = taskplace::runnable_only_wakee_load<typename placer_type::affine_policy>,
-            .waker_load = 1024},
-        Machine{*this, inside ? workers_[waking]->now : clock_.now()},
-        inside && !placer_type::tracking_overlap ? workers_[waking]->now : clock_.now());
-    if (shared_placer) shared_placer.unlock();
-    if (inside) {
-      Worker& w = *workers_[waking];
-      bump(w.wakeups);
-      if (p.cpu == waking) bump(w.affine_wakeups);
-    } else {
-      external_wakeups_.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (inside && waker != nullptr && hint != WakeHint::async && p.cpu == waking)
-      enqueue_next(*workers_[waking], t);
-    else
-      enqueue(inside ? workers_[waking].get() : nullptr, p.cpu, t);
-  }
+  void wake_task(detail::TaskControl* t, WakeHint hint);
 
-  void block_task(detail::TaskControl* t) {
-    if (!opts_.cache_hot_steals && !placer_type::reserving && !timed_sleeps) return;  // nothing to record
-    Worker* w = this_worker();
-    const Nanoseconds now = end_run(w, t);
-    if constexpr (placer_type::reserving) {
-      if (w == nullptr) return;
-      std::lock_guard lk(w->res_m);
-      w->placer.task_sleeps(rec(t)->placement, key(t), w->res,
-                            w->waiting() == 0, timed_sleeps ? now : w->now);
-    } else if constexpr (timed_sleeps) {
-      // traits::Linux2008: the overlap begun at t's last wake-up of another
-      // task ends now. Every sleep passes here (sleep_for announces its
-      // block before it queues its timer), on t's own thread, before t is
-      // published as a waiter (the waker's read of the average is ordered
-      // after this write by the waiter list's lock). Like the wake-up's
-      // stamp (wake_task), a fresh clock read, not the worker's time at
-      // the start of the run. traits::SisCurrent: the run that began at
-      // run()'s task_runs ends now, and its length (plus any runs before a
-      // yield) is the sample of the task's average duration.
-      placer_.task_sleeps(rec(t)->placement, now);
-    }
-  }
+  void block_task(detail::TaskControl* t);
 
   // Whether the placer times sleeps (an overlap or a duration policy): a
   // blocking task then reads the clock.
@@ -830,87 +408,20 @@ class Pool {
   // hold shutdown() up; shutdown destroys it and counts it abandoned.
   // A sleep whose deadline the clock can count is pending work, which
   // shutdown waits for however long.
-  void timer_task(detail::TaskControl* t, Nanoseconds delay) {
-    Worker* self = this_worker();
-    Worker& w = self != nullptr ? *self : *workers_[0];
-    // sleep_for announced its block first (block_task): the clock read
-    // that ended the run, if one was taken, is now.
-    const Nanoseconds now = self != nullptr && self->run_ended_at ? *self->run_ended_at : clock_.now();
-    if (opts_.cache_hot_steals) t->last_ran = now;
-    delay = std::max(delay, Nanoseconds{0});
-    // On the TSC the deadline is later by the bound of the clock's rate
-    // error against steady_clock (TscClock::rate_error_inverse: 1/512, 2 ms
-    // on a second's sleep), so that a sleep lasts its whole duration by
-    // steady_clock too.
-    if (clock_.uses_tsc()) {
-      const Nanoseconds pad = delay / taskplace::TscClock::rate_error_inverse;
-      delay = delay > Nanoseconds::max() - pad ? Nanoseconds::max() : delay + pad;
-    }
-    if (now >= Nanoseconds{0} && delay >= Nanoseconds::max() - now) return;  // forever
-    const std::int64_t at = (now + delay).count();  // < INT64_MAX, next_deadline's "none"
-    // The timer is pending work from here until it fires, counted while
-    // t still runs (so before t's run ends), like a wake-up.
-    count_pending(self);
-    {
-      std::lock_guard lk(w.m);
-      w.timers.emplace_back(at, t);
-      std::push_heap(w.timers.begin(), w.timers.end(), std::greater<>{});
-      w.next_deadline.store(w.timers.front().first, std::memory_order_relaxed);
-    }
-  }
+  void timer_task(detail::TaskControl* t, Nanoseconds delay);
 
-  void yield_task(detail::TaskControl* t) {
-    Worker* w = this_worker();
-    const Nanoseconds now = end_run(w, t);
-    // A yield is no sleep: the run ends, the duration sample goes on.
-    if constexpr (placer_type::tracking_duration) placer_.task_stops(rec(t)->placement, now);
-    enqueue(w, w != nullptr ? w->cpu : idlest_worker(), t);
-  }
+  void yield_task(detail::TaskControl* t);
 
   // Effects: wakes the tasks whose timers expired on w. A parked worker
   // wakes for its next deadline through the futex timeout, which the
   // kernel may defer by the thread's timer slack (50 us by default); the
   // workers ask for timer_slack instead.
-  void fire_timers(Worker& w, std::int64_t now) {
-    if (w.next_deadline.load(std::memory_order_relaxed) > now) return;
-    std::vector<detail::TaskControl*> due;
-    {
-      std::lock_guard lk(w.m);
-      while (!w.timers.empty() && w.timers.front().first <= now) {
-        std::pop_heap(w.timers.begin(), w.timers.end(), std::greater<>{});
-        due.push_back(w.timers.back().second);
-        w.timers.pop_back();
-      }
-      w.next_deadline.store(w.timers.empty() ? INT64_MAX : w.timers.front().first,
-                            std::memory_order_relaxed);
-    }
-    for (auto* t : due) {
-      wake_task(t, WakeHint::async);  // waker: none (ctx->task is null between tasks)
-      count_done(w);                  // the timer, after its wake-up counted t
-    }
-  }
+  void fire_timers(Worker& w, std::int64_t now);
 
   // Returns: the worker's next task: its hand-off slot first (at most
   // next_streak_max times in a row, so a pair handing off to each other
   // cannot starve the queue), else the head of its queue. Owner only.
-  detail::TaskControl* pop_local(Worker& w) {
-    if (w.next != nullptr && w.next_streak < next_streak_max) {
-      ++w.next_streak;
-      return take_next(w);
-    }
-    w.next_streak = 0;
-    if (w.queued.load(std::memory_order_relaxed) != 0) {
-      std::lock_guard lk(w.m);
-      drain_inbox(w);
-      if (!w.q.empty()) {
-        auto* t = w.q.front();
-        w.q.pop_front();
-        w.queued.fetch_sub(1, std::memory_order_relaxed);
-        return t;
-      }
-    }
-    return w.next != nullptr ? take_next(w) : nullptr;
-  }
+  detail::TaskControl* pop_local(Worker& w);
   static detail::TaskControl* take_next(Worker& w) noexcept {
     w.handoff.store(0, std::memory_order_relaxed);
     return std::exchange(w.next, nullptr);
@@ -932,105 +443,34 @@ class Pool {
   // and count it done while the waker still runs), and the unit goes to
   // the new wakee. One moved out later keeps the unit it holds. Two
   // locked adds a hand-off fewer; quiescent() states the argument.
-  void enqueue_next(Worker& w, detail::TaskControl* t) {
-    const bool moved = w.next != nullptr;
-    if (moved) {  // counted in queued under the lock, before a thief can take it off
-      if (w.run_donated) count_pending(&w);  // before a thief can run it and count it done
-      std::lock_guard lk(w.m);
-      w.q.push_back(w.next);
-      w.queued.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      w.handoff.store(1, std::memory_order_relaxed);
-    }
-    w.run_donated = true;
-    w.next = t;
-    if (moved) note_queued(w);  // a task in the slot is no thief's; one moved to q is
-  }
+  void enqueue_next(Worker& w, detail::TaskControl* t);
 
-  // Effects: one balance at `level` (of kind `kind`): moves one queued
-  // task from a worker of `cpus` to `self`, taken from the victim's tail
-  // (the task that would wait longest there). With cache_hot_steals, the
-  // first from the victim's head (the longest queued, so the least
-  // recently run: kernel detach_tasks() starts there too, and looks at
-  // nr_migrate = 32 at most) that TaskHot lets go; the workers of the
-  // level below are left to that level's balance (kernel: a domain never
-  // picks its local group as the busiest), and the level's failure count
-  // records how the balance ended.
-  // Returns: whether a task moved.
-  template <class Cpus>
-  bool steal_from(Worker& self, const Cpus& cpus, std::uint32_t level, taskplace::LevelKind kind,
-                  taskplace::BalanceKind why) {
-    const bool hot_test = opts_.cache_hot_steals;
-    const Nanoseconds now = hot_test ? clock_.now() : Nanoseconds{0};
-    bool refused = false;  // a victim had tasks to spare, all of them hot
-    for (auto x : cpus) {
-      const auto c = static_cast<CpuId>(x);
-      if (c == self.cpu) continue;
-      if (hot_test && level > 0 && taskplace::detail::range_contains(topo_.level_cpus(self.cpu, level - 1), c))
-        continue;
-      Worker& v = *workers_[c];
-      bump(self.steal_attempts);
-      // Kernel find_busiest_queue: a CPU whose only task is the one it is
-      // about to run is not busy; pull only from one with two or more, one
-      // of them queued (the hand-off slot's is no thief's).
-      if (!v.can_give()) continue;
-      detail::TaskControl* t = nullptr;
-      {
-        std::lock_guard lk(v.m);
-        drain_inbox(v);
-        if (v.q.empty() || v.q.size() + v.running.load(std::memory_order_relaxed) < 2) continue;
-        if (hot_test)
-          t = take_cold(v, self, level, kind, now);
-        else {
-          t = v.q.back();
-          v.q.pop_back();
-        }
-        if (t == nullptr) {
-          refused = true;
-          continue;
-        }
-        v.queued.fetch_sub(1, std::memory_order_relaxed);
-      }
-      {
-        std::lock_guard lk(self.m);
-        self.q.push_back(t);
-        self.queued.fetch_add(1, std::memory_order_seq_cst);
-      }
-      bump(self.steals);
-      if (hot_test) opts_.task_hot.record(self.hot, level, why, taskplace::PullOutcome::moved);
-      return true;
-    }
-    if (hot_test)
-      opts_.task_hot.record(self.hot, level, why,
-                            refused ? taskplace::PullOutcome::refused : taskplace::PullOutcome::balanced);
-    return false;
-  }
-
-  // Returns: the longest queued task of `v` (among its nr_migrate longest
-  //   queued) that TaskHot lets `self` take across `level`, removed from
-  //   v's queue; or null. Each hot task looked at counts in self.hot_skips.
-  // Precondition: v.m held.
-  detail::TaskControl* take_cold(Worker& v, Worker& self, std::uint32_t level, taskplace::LevelKind kind,
-                                 Nanoseconds now) {
-    const auto r = opts_.task_hot.find_movable(
-        self.hot, level, kind, v.q.begin(), v.q.end(), [](const detail::TaskControl* t) { return t->last_ran; },
-        now, self.nr_running());
-    bump(self.hot_skips, r.hot());
-    if (!r.found) return nullptr;
-    detail::TaskControl* t = *r.it;
-    v.q.erase(r.it);
-    return t;
+  // The thieves' view of the workers (kit::QueueSource) and of a task's
+  // last run (kit::LastRanOf), for the kit's steals (kit/idle.hpp): one
+  // queued task a balance, the newest of the victim's queue; with
+  // cache_hot_steals the oldest (kernel detach_tasks() starts there, and
+  // looks at nr_migrate = 32 at most) that TaskHot lets go, the workers of
+  // the level below left to that level's balance.
+  Worker& queue_of(CpuId c) noexcept { return *workers_[c]; }
+  static Nanoseconds last_ran_of(detail::TaskControl* const& t) noexcept { return t->last_ran; }
+  struct Queues {
+    Pool* p;
+    Worker& operator()(CpuId c) const noexcept { return p->queue_of(c); }
+  };
+  struct LastRan {
+    Nanoseconds operator()(detail::TaskControl* const& t) const noexcept { return last_ran_of(t); }
+  };
+  // Effects: a stolen task t joins self's queue.
+  static void accept(Worker& self, detail::TaskControl* t) {
+    std::lock_guard lk(self.m);
+    self.q.push_back(t);
+    self.queued.fetch_add(1, std::memory_order_seq_cst);
   }
 
   // Effects: tells the workers to stop once the pool is quiescent (no
   // runnable task, no pending timer), wakes the parked ones to see it,
   // and joins every worker thread started.
-  void stop_workers() {
-    stopping_.store(true, std::memory_order_seq_cst);
-    unpark_all();
-    for (auto& w : workers_)
-      if (w->thread.joinable()) w->thread.join();
-  }
+  void stop_workers();
 
   // Returns: whether shutdown began and no work is pending: every task
   // queued or running and every armed timer counted by count_pending has
@@ -1056,193 +496,32 @@ class Pool {
   // nothing was pending. Off the pool, a spawn that counts after the
   // read backs out (spawn's invariant); a wake-up from a thread off the
   // pool is the embedder's to order before shutdown() (its contract).
-  bool quiescent() const noexcept {
-    if (!stopping_.load(std::memory_order_seq_cst)) return false;
-    std::uint64_t done = 0, pending = 0;
-    for (const auto& w : workers_) done += w->counts.done.load(std::memory_order_seq_cst);
-    for (const auto& w : workers_) pending += w->counts.pending.load(std::memory_order_seq_cst);
-    pending += external_pending_.load(std::memory_order_seq_cst);
-    return pending == done;
-  }
+  bool quiescent() const noexcept;
 
   // Effects: counts one unit of pending work (a task queued, or a timer
   // armed) on self's own count, or on the pool's shared one off the pool.
   // A wake-up between two workers so touches no line but the waker's
   // worker's own (one shared count moved its line at every such hop).
-  void count_pending(Worker* self) noexcept {
-    if (self != nullptr) self->counts.pending.fetch_add(1, std::memory_order_seq_cst);
-    else external_pending_.fetch_add(1, std::memory_order_seq_cst);
-  }
+  void count_pending(Worker* self) noexcept;
   // Effects: counts one unit of work done (a task's run ended, or a timer
   // fired) on w, the calling worker.
   static void count_done(Worker& w) noexcept { w.counts.done.fetch_add(1, std::memory_order_seq_cst); }
 
-  void pin(CpuId c) {
-    if (opts_.pinning == Pinning::off || opts_.pinning == Pinning::simulate_failure) return;
-    std::uint32_t os = c;
-    if constexpr (requires(const Topo& t) { t.os_cpu(c); }) os = static_cast<std::uint32_t>(topo_.os_cpu(c));
-    if (os >= CPU_SETSIZE) return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(os, &set);
-    if (::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set) == 0)
-      pinned_.fetch_add(1, std::memory_order_relaxed);
-  }
+  void pin(CpuId c);
 
-  void run_worker(CpuId c) {
-    Worker& w = *workers_[c];
-    detail::WorkerContext ctx{this, c, nullptr};
-    detail::tl_context = &ctx;
-    pin(c);
-    if (opts_.timer_slack > Nanoseconds{0})
-      (void)::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(opts_.timer_slack.count()), 0, 0, 0);
-    started_.fetch_add(1);
-    bool idle = false;
-    Nanoseconds last_tick = clock_.now();
-    for (;;) {
-      // One clock read per task while busy: it serves the timers, the
-      // tick and the placements the task makes.
-      Nanoseconds now = round_time(w);
-      w.now = now;
-      fire_timers(w, now.count());
-      detail::TaskControl* t = pop_local(w);
-      if (t == nullptr) {
-        // Newly idle: pull from the levels the cost budget allows.
-        const auto r = w.balancer.balance(
-            c, w.bstate,
-            [&](std::uint32_t level, taskplace::LevelKind kind, const auto& cpus) {
-              return steal_from(w, cpus, level, kind, taskplace::BalanceKind::newidle);
-            },
-            clock_, overload());
-        idle = idle || r.outcome != taskplace::BalanceOutcome::pulled;
-        t = pop_local(w);
-      }
-      if (t == nullptr) {
-        t = spin_then_park(w);
-        if (t == nullptr) {
-          if (exit_.load(std::memory_order_acquire)) break;
-          continue;
-        }
-        now = clock_.now();
-        w.now = now;
-      }
-      if (idle) {
-        w.balancer.idle_end(w.bstate, now);
-        idle = false;
-      }
-      run(w, ctx, t);
-      if (now - last_tick >= opts_.tick) {
-        last_tick = now;
-        w.balancer.tick(w.bstate, now);
-        if (opts_.overload_gate) refresh_overload();
-        if (opts_.kick_idle_on_tick && w.queued.load(std::memory_order_relaxed) > 0) kick_one(w);
-      }
-    }
-    detail::tl_context = nullptr;
-  }
+  void run_worker(CpuId c);
 
-  void run(Worker& w, detail::WorkerContext& ctx, detail::TaskControl* t) {
-    w.running.store(1, std::memory_order_relaxed);
-    if (t->last_cpu != no_cpu && t->last_cpu != w.cpu)
-      bump(w.migrations);
-    t->last_cpu = w.cpu;
-    t->last_ran = w.now;
-    // traits::SisCurrent: the run starts at the worker's time, read just
-    // before it popped t (one clock read per task, as for everything else).
-    if constexpr (placer_type::tracking_duration) w.placer.task_runs(rec(t)->placement, w.now);
-    ctx.task = t;
-    // From here on t may finish (and free itself) or be woken and resumed
-    // on another worker: it is not touched after resume() returns.
-    t->resume.resume();
-    ctx.task = nullptr;
-    w.running.store(0, std::memory_order_relaxed);
-    bump(w.tasks_run);
-    if (!std::exchange(w.run_donated, false)) count_done(w);  // else the slot's task counts it
-  }
+  void run(Worker& w, detail::WorkerContext& ctx, detail::TaskControl* t);
 
   // Returns: a task found while spinning or after waking, or null.
-  detail::TaskControl* spin_then_park(Worker& w) {
-    Nanoseconds last = clock_.now();
-    // Saturating: a spin_before_park of Nanoseconds::max() spins until work comes.
-    const Nanoseconds until{
-        taskplace::detail::saturating_add_ns(last.count(), opts_.spin_before_park.count())};
-    for (std::uint32_t i = 0;; ++i) {
-      if (w.queued.load(std::memory_order_relaxed) > 0) return pop_local(w);
-      if ((i & 63) == 63) {
-        const Nanoseconds now = clock_.now();
-        note_gap(w, now - last, now);  // 64 pauses take a few us, unless descheduled
-        last = now;
-        if (w.next_deadline.load(std::memory_order_relaxed) <= now.count()) return nullptr;
-        if (now >= until) break;
-      }
-      detail::cpu_relax();
-    }
-    if (quiescent()) {
-      exit_.store(true, std::memory_order_release);
-      unpark_all();
-      return nullptr;
-    }
-    // Whether some worker holds two or more tasks, brought up to date (a
-    // tick clears the flag, and a pool whose workers all went idle has no
-    // ticks: a stale flag would make the next overload set nothing and
-    // so kick no one).
-    bool overload_seen = false;
-    if (opts_.kick_idle_on_tick) {
-      refresh_overload();
-      overload_seen = overloaded_.load(std::memory_order_relaxed);
-    }
-    w.park.store(park_parked, std::memory_order_seq_cst);
-    if (w.queued.load(std::memory_order_seq_cst) > 0 || exit_.load(std::memory_order_seq_cst) ||
-        quiescent()) {
-      w.park.store(park_awake, std::memory_order_seq_cst);
-      return pop_local(w);
-    }
-    const std::int64_t dl = w.next_deadline.load(std::memory_order_relaxed);
-    Nanoseconds timeout{0};
-    if (dl != INT64_MAX) timeout = std::max(Nanoseconds{dl} - clock_.now(), Nanoseconds{1000});
-    // With a worker overloaded, sleep one tick at most: the overloaded
-    // worker may be stuck in a long task, which neither ticks nor kicks,
-    // so this worker wakes when that tick would have kicked it.
-    // (A tick under 1 us counts as 1 us: a zero timeout is no timeout.)
-    const Nanoseconds tick = std::max<Nanoseconds>(opts_.tick, Nanoseconds{1000});
-    if (overload_seen && (timeout == Nanoseconds{0} || timeout > tick)) timeout = tick;
-    bump(w.parks);
-    detail::futex_wait(w.park, park_parked, timeout);
-    const std::uint32_t why = w.park.exchange(park_awake, std::memory_order_seq_cst);
-    if (why == park_woken || why == park_kicked) {
-      const Nanoseconds now = clock_.now();
-      note_gap(w, now - Nanoseconds{w.unparked_at.load(std::memory_order_relaxed)}, now);
-    }
-    // Kicked, or woken by the tick it stood in for with the overload still
-    // there: a periodic balance on behalf of the busy worker.
-    if (why == park_kicked ||
-        (why == park_parked && overload_seen && overloaded_.load(std::memory_order_relaxed))) {
-      bump(w.kicks);
-      steal_as_kicked(w);
-    }
-    return pop_local(w);
-  }
+  detail::TaskControl* spin_then_park(Worker& w);
 
   // Effects: a periodic balance on behalf of a busy worker (kernel nohz
-  // idle balance): not cost-gated. Each other worker once, from the next
-  // one on; with cache_hot_steals the levels nearest first instead, each a
-  // periodic balance for the cache-hot test's failure counts.
+  // idle balance): not cost-gated; w's levels nearest first, then the
+  // workers no level spans (kit::Stealer::periodic), each a periodic
+  // balance for the cache-hot test's failure counts.
   // Returns: whether it moved a task onto w's queue.
-  bool steal_as_kicked(Worker& w) {
-    if (!opts_.cache_hot_steals) {
-      for (CpuId i = 1; i < n_; ++i) {
-        const CpuId one[1] = {(w.cpu + i) % n_};
-        if (steal_from(w, one, 0, taskplace::LevelKind::machine, taskplace::BalanceKind::periodic)) return true;
-      }
-      return false;
-    }
-    const auto levels =
-        std::min<std::uint32_t>(static_cast<std::uint32_t>(topo_.level_count(w.cpu)), taskplace::max_levels);
-    for (std::uint32_t i = 0; i < levels; ++i)
-      if (steal_from(w, topo_.level_cpus(w.cpu, i), i, topo_.level_kind(w.cpu, i), taskplace::BalanceKind::periodic))
-        return true;
-    return false;
-  }
+  bool steal_as_kicked(Worker& w);
 
   // Effects: wakes every parked worker, to look at the pool's state again
   // (shutdown, a spawn backing out of it, quiescence found).
@@ -1301,3 +580,9 @@ template <class WakeTraits = taskplace::traits::Current,
 using SystemPool = Pool<taskplace::SysfsTopology, WakeTraits, BalanceTraits>;
 
 }  // namespace taskplace_pool
+
+// The members defined out of the class, a part of the pool each.
+#include "taskplace_pool/loop.hpp"
+#include "taskplace_pool/queues.hpp"
+#include "taskplace_pool/report.hpp"
+#include "taskplace_pool/wakeups.hpp"

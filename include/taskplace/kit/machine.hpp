@@ -1,0 +1,223 @@
+// taskplace/kit/machine.hpp: a ready MachineState over per-worker atomic
+// counters, for a runtime that has workers and queues but no per-worker
+// record the placer could read.
+//
+// Each worker has one cache line of counters: tasks queued, running (0 or
+// 1), how it waits when it has nothing (busy, spinning, parked), and until
+// when it counts as preempted. The runtime updates them with a few calls
+// (queued / dequeued / running / stopped / spinning / parked); the placer
+// reads them (is_idle, nr_running, load), the idle side reads the overload
+// flag (overload(), for IdleBalancer::balance), and a policy or the
+// runtime reads what a wake-up onto a worker costs (wake_cost): an idle
+// worker that spins sees its queue within a cache line's round trip, a
+// parked one must be woken by the OS first (a futex wake-up and the
+// scheduler's latency), which on a small machine costs more than the
+// task. The costs are inputs: WakeCosts, from kit/calibration.hpp's
+// measurement or the runtime's own figures.
+//
+// Kernel analogue: the per-CPU runqueue fields select_task_rq_fair() reads
+// (rq->nr_running, available_idle_cpu(), which also asks whether the vCPU
+// was preempted), the root domain's overload flag, and the cpuidle
+// state's exit latency (a shallow poll state against a deep C-state).
+//
+//   taskplace::kit::Machine m{workers, taskplace::kit::costs_of(calibrate())};
+//   m.queued(c);  ... m.running(c); ... m.stopped(c); m.parked(c);
+//   placer.place(wakeup, m.at(now), now);
+//   balancer.balance(c, st, pull, clock, m.overload());
+#pragma once
+
+#include "taskplace/detail/config.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+
+#include "taskplace/concepts.hpp"
+#include "taskplace/detail/assert.hpp"
+#include "taskplace/idle_balancer.hpp"
+#include "taskplace/placer/wake_affine.hpp"
+#include "taskplace/types.hpp"
+
+namespace taskplace::kit {
+
+// How an idle worker waits for work.
+enum class IdleState : std::uint8_t {
+  busy,      // it runs a task or is about to look at its queue
+  spinning,  // it polls its queue: a wake-up reaches it through the cache
+  parked,    // it sleeps in the OS (futex, condition variable): a wake-up needs a system call
+};
+
+// What waking a worker costs, by how it waits. Inputs: measured by
+// kit::calibrate() (kit/calibration.hpp) or given by the runtime.
+struct WakeCosts {
+  Nanoseconds spinning{0};  // a spinning worker sees new work: about a cache line's round trip
+  Nanoseconds parked{0};    // a parked worker runs the new work: its unpark-to-running latency
+};
+
+// The counters and the overload flag. Thread-safety: every update and
+// every read from any thread; reads are snapshots (MachineState's
+// invariant: answers may be stale). Updates of one worker's counters come
+// from whoever queues onto it (queued) and from its own thread (the rest).
+// Load unit: 1024 per runnable task (a nice-0 weight), sleepers excluded,
+// so the placer's wakee_load is runnable_only_wakee_load (wakee_load<P>).
+class Machine {
+ public:
+  // Throws: std::invalid_argument for zero workers.
+  explicit Machine(std::uint32_t workers, WakeCosts costs = {}) : n_(workers), costs_(costs) {
+    if (workers == 0) throw std::invalid_argument("kit::Machine: needs at least one worker");
+    w_ = std::make_unique<Counters[]>(workers);
+  }
+
+  std::uint32_t worker_count() const noexcept { return n_; }
+  const WakeCosts& costs() const noexcept { return costs_; }
+  void set_costs(WakeCosts c) noexcept { costs_ = c; }
+
+  // --- updates -----------------------------------------------------------
+  // Effects: a task was queued on c (one locked add); marks the overload
+  //   flag when c now holds a task a thief could take.
+  // Returns: whether this call set the flag (the runtime may then kick a
+  //   parked worker to steal, kernel nohz_balancer_kick).
+  bool queued(CpuId c) noexcept {
+    at(c).queued.fetch_add(1, std::memory_order_seq_cst);
+    return note_queued(c);
+  }
+  // Effects: a task left c's queue (to run there, or stolen).
+  void dequeued(CpuId c) noexcept { at(c).queued.fetch_sub(1, std::memory_order_relaxed); }
+  // Effects: c starts / stops running a task. Owner only: plain stores.
+  void running(CpuId c) noexcept {
+    at(c).running.store(1, std::memory_order_relaxed);
+    set_idle(c, IdleState::busy);
+  }
+  void stopped(CpuId c) noexcept { at(c).running.store(0, std::memory_order_relaxed); }
+  // Effects: c, with nothing to run, spins / parks / stops waiting.
+  void spinning(CpuId c) noexcept { set_idle(c, IdleState::spinning); }
+  void parked(CpuId c) noexcept { set_idle(c, IdleState::parked); }
+  void awake(CpuId c) noexcept { set_idle(c, IdleState::busy); }
+  // Effects: c lost its CPU to other threads: it is not idle for the
+  //   placer until `until` (kernel: vcpu_is_preempted()).
+  void preempted_until(CpuId c, Nanoseconds until) noexcept {
+    at(c).preempted_until.store(until.count(), std::memory_order_relaxed);
+  }
+
+  // --- reads -------------------------------------------------------------
+  std::uint32_t queued_on(CpuId c) const noexcept { return at(c).queued.load(std::memory_order_relaxed); }
+  IdleState idle_state(CpuId c) const noexcept {
+    return static_cast<IdleState>(at(c).idle.load(std::memory_order_relaxed));
+  }
+  // MachineState R1-R3, preemptions ignored (see at(now) for a view that
+  // counts them).
+  bool is_idle(CpuId c) const noexcept { return nr_running(c) == 0; }
+  std::uint32_t nr_running(CpuId c) const noexcept {
+    const Counters& k = at(c);
+    return k.running.load(std::memory_order_relaxed) + k.queued.load(std::memory_order_relaxed);
+  }
+  std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
+  // Returns: what a wake-up onto c costs before the task can run there:
+  //   0 for a busy worker (it finds the task when its current one ends, a
+  //   wait the placer's load terms weigh), costs().spinning for a spinning
+  //   one, costs().parked for a parked one.
+  Nanoseconds wake_cost(CpuId c) const noexcept {
+    switch (idle_state(c)) {
+      case IdleState::spinning: return costs_.spinning;
+      case IdleState::parked: return costs_.parked;
+      case IdleState::busy: break;
+    }
+    return Nanoseconds{0};
+  }
+  // Returns: whether a thief could take a task from c (kernel: a busiest
+  //   queue holds two or more tasks, one of them queued).
+  bool can_give(CpuId c) const noexcept {
+    const std::uint32_t q = queued_on(c);
+    return q > 0 && q + at(c).running.load(std::memory_order_relaxed) >= 2;
+  }
+
+  // --- the overload flag (kernel: the root domain's overload) -------------
+  // Returns: Overload::some while the flag is set, none otherwise; pass it
+  //   to IdleBalancer::balance, which skips the newidle balance on none.
+  Overload overload() const noexcept {
+    return overloaded_.load(std::memory_order_relaxed) ? Overload::some : Overload::none;
+  }
+  // Effects: clears the flag when no worker can give (call it at a tick:
+  //   kernel update_sd_lb_stats). O(workers).
+  void refresh_overload() noexcept {
+    if (!overloaded_.load(std::memory_order_relaxed)) return;
+    for (CpuId c = 0; c < n_; ++c)
+      if (can_give(c)) return;
+    overloaded_.store(false, std::memory_order_relaxed);
+  }
+
+  // The machine at one time: is_idle also says no for a worker preempted
+  // until after `now`. A MachineState; cheap to copy.
+  class At {
+   public:
+    At(const Machine& m, Nanoseconds now) noexcept : m_(&m), now_(now.count()) {}
+    bool is_idle(CpuId c) const noexcept {
+      return m_->is_idle(c) && m_->at(c).preempted_until.load(std::memory_order_relaxed) <= now_;
+    }
+    std::uint32_t nr_running(CpuId c) const noexcept { return m_->nr_running(c); }
+    std::uint64_t load(CpuId c) const noexcept { return m_->load(c); }
+    Nanoseconds wake_cost(CpuId c) const noexcept { return m_->wake_cost(c); }
+
+   private:
+    const Machine* m_;
+    std::int64_t now_;
+  };
+  At at(Nanoseconds now) const noexcept { return At{*this, now}; }
+
+ private:
+  struct alignas(64) Counters {
+    std::atomic<std::uint32_t> queued{0};
+    std::atomic<std::uint32_t> running{0};
+    std::atomic<std::uint8_t> idle{static_cast<std::uint8_t>(IdleState::busy)};
+    std::atomic<std::int64_t> preempted_until{INT64_MIN};
+  };
+  Counters& at(CpuId c) noexcept {
+    TASKPLACE_EXPECTS(c < n_, "worker must be < worker_count()");
+    return w_[c < n_ ? c : 0];
+  }
+  const Counters& at(CpuId c) const noexcept {
+    TASKPLACE_EXPECTS(c < n_, "worker must be < worker_count()");
+    return w_[c < n_ ? c : 0];
+  }
+  void set_idle(CpuId c, IdleState s) noexcept {
+    auto& a = at(c).idle;
+    // Read before written: a worker that stays busy keeps its line shared.
+    if (a.load(std::memory_order_relaxed) != static_cast<std::uint8_t>(s))
+      a.store(static_cast<std::uint8_t>(s), std::memory_order_relaxed);
+  }
+  bool note_queued(CpuId c) noexcept {
+    if (overloaded_.load(std::memory_order_relaxed) || !can_give(c)) return false;
+    return !overloaded_.exchange(true, std::memory_order_relaxed);
+  }
+
+  std::uint32_t n_;
+  WakeCosts costs_;
+  std::unique_ptr<Counters[]> w_;
+  alignas(64) std::atomic<bool> overloaded_{false};
+};
+
+// The kit's rule for a wake-up from off the pool (a thread that is no
+// worker: an I/O thread, a timer thread, main): no waker task (Wakeup::waker
+// null, sync and current_cpu false), and the waking CPU is the wakee's
+// prev_cpu, the worker it last ran on; for a task that never ran, `hint`
+// (the runtime's choice: the least busy worker, a round robin). So the
+// affine step sees waking == prev (same_cpu) and the search looks for an
+// idle worker in the LLC of the wakee's cache, which is where the kernel
+// starts for a wake-up whose waker runs on no CPU the placement could
+// share a cache with. A runtime that knows the waking thread's CPU
+// (sched_getcpu()) and maps it to a worker may pass that instead.
+// Returns: prev_cpu when < workers, else hint when < workers, else 0.
+constexpr CpuId off_pool_waking_cpu(CpuId prev_cpu, CpuId hint, std::uint32_t workers) noexcept {
+  return prev_cpu < workers ? prev_cpu : hint < workers ? hint : 0;
+}
+
+// The placer's wakee_load for this machine's load unit (runnable tasks
+// only): 0, except for an affine policy that reads the wakee's weight
+// (WakeAffine2008). Pass it as Wakeup::wakee_load; see wake_affine.hpp.
+template <class Placer>
+inline constexpr std::uint64_t wakee_load = runnable_only_wakee_load<typename Placer::affine_policy>;
+
+static_assert(MachineState<Machine> && MachineState<Machine::At>);
+
+}  // namespace taskplace::kit
