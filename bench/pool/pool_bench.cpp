@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -409,7 +410,9 @@ int main(int argc, char** argv) {
     if (cases.empty()) usage("no workload '" + only + "'");
   }
 
+  const auto cal_start = std::chrono::steady_clock::now();
   const taskplace::kit::Calibration cal = taskplace::kit::calibrate();  // before the runs, on the idle machine
+  const double cal_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - cal_start).count();
   const double line = cal.line_round_trip_ns;
   // One row per run; an empty cell where a runtime does not count
   // something. vs_current: this run's ops/s over Current's in the same
@@ -449,7 +452,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "repetition %d of %d done\n", rep + 1, reps);
   }
 
-  std::printf("Calibration (taskplace::kit::calibrate): %s\n\n", cal.describe().c_str());
+  std::printf("Calibration (taskplace::kit::calibrate, %.0f ms): %s\n\n", cal_ms, cal.describe().c_str());
   std::printf("| workload | runtime | ops/s | vs Current | p50 us | p99 us | migrations | affine %% | steal attempts | skips |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (auto& [label, sizes] : cases) {

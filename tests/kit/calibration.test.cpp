@@ -12,14 +12,15 @@ using taskplace::Nanoseconds;
 using taskplace::kit::Calibration;
 using taskplace::kit::CalibrationOptions;
 
-TEST_CASE("a calibration measures sane figures in well under a second", "[kit][calibration][concurrency]") {
+TEST_CASE("a calibration measures sane figures", "[kit][calibration][concurrency]") {
   const auto t0 = std::chrono::steady_clock::now();
   const Calibration c = taskplace::kit::calibrate();
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("calibration (%.0f ms): %s; spreads %.2f %.2f %.2f\n", took * 1e3, c.describe().c_str(),
               c.line_round_trip_spread, c.unpark_spread, c.resume_spread);
-  // A shared CI host under load may stretch it; the defaults take ~0.1 s.
-  CHECK(took < 1.0);
+  // How long it takes is printed here and by scripts/bench pool (about
+  // 0.1 s on an idle 2-CPU machine), not asserted: a loaded host stretches
+  // the unpark runs to seconds.
   // A resume and suspend is a few indirect jumps: more than 0, far less
   // than a microsecond (even unoptimised, under a sanitizer).
   CHECK(c.resume_ns > 0);
@@ -30,9 +31,13 @@ TEST_CASE("a calibration measures sane figures in well under a second", "[kit][c
     return;
   }
   // A line between two CPUs: more than an L1 hit (1 ns), less than 100 us
-  // (a preempted spinner could make one run long; the median absorbs it).
+  // where the runs agree (spread under 0.5). Where they do not, the host
+  // has fewer free CPUs than spinners: each crossing may wait for a
+  // preempted spinner's next time slice, so only a bound of 20 ms (a few
+  // scheduler slices) holds.
   CHECK(c.line_round_trip_ns > 1);
-  CHECK(c.line_round_trip_ns < 100'000);
+  if (c.line_round_trip_spread < 0.5) CHECK(c.line_round_trip_ns < 100'000);
+  else CHECK(c.line_round_trip_ns < 20e6);
   // Waking a thread asleep in the OS: a system call each side, at least
   // 0.5 us; under 20 ms however loaded the host.
   CHECK(c.unpark_ns > 500);

@@ -57,7 +57,7 @@ struct CalibrationOptions {
   std::uint32_t round_trips = 20'000;      // per run of line_round_trip
   std::uint32_t unparks = 40;              // per run of unpark
   std::uint32_t resumes = 100'000;         // per run of resume
-  // A run of line_round_trip stops early after this long (a preempted
+  // A run of line_round_trip or unpark stops early after this long (a preempted
   // spinner, a shared host), and measures the round trips it made.
   Nanoseconds max_run{std::chrono::milliseconds{15}};
 };
@@ -260,17 +260,23 @@ inline Calibration calibrate(const CalibrationOptions& o = {}) {
       std::atomic<std::int64_t> sent{0};
       std::vector<std::int64_t> lat;
       lat.reserve(n);
+      std::atomic<bool> done{false};  // the waker's last wake-up ends the run
       std::thread sleeper([&] {
         detail::pin_to(out.cpus[1]);
-        for (std::uint32_t i = 0; i < n; ++i) {
+        for (;;) {
           word.store(1, std::memory_order_seq_cst);
           while (word.load(std::memory_order_acquire) == 1) detail::park_on(word, 1);
+          if (done.load(std::memory_order_acquire)) return;
           lat.push_back(detail::mono_ns() - sent.load(std::memory_order_relaxed));
         }
       });
       detail::pin_to(out.cpus[0]);
+      // Like a line round trip run, an unpark run stops after max_run (at
+      // least one wake-up is measured): a loaded host cannot stretch it.
+      const std::int64_t stop = detail::mono_ns() + o.max_run.count();
       for (std::uint32_t i = 0; i < n; ++i) {
         while (word.load(std::memory_order_acquire) != 1) std::this_thread::yield();
+        if (i > 0 && detail::mono_ns() > stop) break;
         const std::int64_t until = detail::mono_ns() + 50'000;
         while (detail::mono_ns() < until) {
         }
@@ -278,6 +284,10 @@ inline Calibration calibrate(const CalibrationOptions& o = {}) {
         word.store(0, std::memory_order_release);
         detail::unpark(word);
       }
+      while (word.load(std::memory_order_acquire) != 1) std::this_thread::yield();
+      done.store(true, std::memory_order_release);
+      word.store(0, std::memory_order_release);
+      detail::unpark(word);
       sleeper.join();
       std::sort(lat.begin(), lat.end());
       v.push_back(static_cast<double>(lat[lat.size() / 2]));
