@@ -4,7 +4,7 @@
 //
 // Seed: TASKPLACE_REFERENCE_SEED (default fixed, printed). Size:
 // TASKPLACE_REFERENCE_SCALE multiplies the default rounds (1 by default,
-// about 1.1 million compared decisions).
+// about 1.37 million compared decisions).
 //
 // A mismatch is one of:
 // - a deviation: a documented library choice (docs/reference.md) made the
