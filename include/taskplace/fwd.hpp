@@ -86,6 +86,12 @@ struct ProportionalRate2026;  // v7.0: plus a rate term; ratio 1024 always tries
 template <SuccessRateVariant Variant = success_rate::ProportionalRate2026>
 class NewidleSuccessRate;
 
+// --- IdleSiblingSearch (kernel select_idle_sibling) ------------------------
+struct IdleSiblingSearch;  // v6.8+: the target's cluster first  [default of WakePlacer]
+namespace sis_cluster {
+struct LlcOnly2022;  // v6.0-v6.7: SIS_UTIL, the LLC walk only
+}  // namespace sis_cluster
+
 // --- CacheHotReservation (SIS_CACHE, never merged) -------------------------
 namespace sis_cache {
 struct EverySleep2023;   // Chen 2023's RFC: average every sleep, hot_until = now + avg

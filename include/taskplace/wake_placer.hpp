@@ -325,7 +325,9 @@ class WakePlacer {
     std::uint64_t waker_load = 1024;
   };
 
-  explicit WakePlacer(const T& topology) : topology_(&topology) {}
+  // Complexity: O(cpu_count * levels), once: the search's machine-wide
+  // facts (search_facts()).
+  explicit WakePlacer(const T& topology) : topology_(&topology), facts_(search_facts(topology)) {}
   // The placer keeps a pointer to the topology: a temporary would dangle.
   explicit WakePlacer(const T&&) = delete;
   WakePlacer(const T&&, flips_policy, affine_policy = {}, search_policy = {},
@@ -333,7 +335,7 @@ class WakePlacer {
   WakePlacer(const T& topology, flips_policy flips, affine_policy affine = {},
              search_policy search = {}, reservation_policy reservation = {})
       : topology_(&topology), flips_(flips), affine_(affine), search_(search),
-        reservation_(reservation) {}
+        reservation_(reservation), facts_(search_facts(topology)) {}
 
   // Effects: records the wakee in the waker's flips (and, with an overlap
   // policy, stamps the waker's wake-up), folds the sleep that
@@ -532,10 +534,10 @@ class WakePlacer {
       SearchResult r;
       if constexpr (reserving) {
         r = search_.search(SearchInput<T, M, F, reservation_policy>{
-            t, machine, allowed, &reservation_, w.wakee_key, now, p.target, prev, &d.recent});
+            t, machine, allowed, &reservation_, w.wakee_key, now, p.target, prev, &d.recent, &facts_});
       } else {
         r = search_.search(SearchInput<T, M, F, void>{t, machine, allowed, nullptr, w.wakee_key, now,
-                                                      p.target, prev, &d.recent});
+                                                      p.target, prev, &d.recent, &facts_});
       }
       p.cpu = r.cpu;
       p.reason = r.reason;
@@ -624,6 +626,7 @@ class WakePlacer {
   [[no_unique_address]] affine_policy affine_{};
   [[no_unique_address]] search_policy search_{};
   [[no_unique_address]] reservation_policy reservation_{};
+  SearchFacts facts_{};  // machine-wide facts of the topology for the search
   [[no_unique_address]] mutable stats_type stats_{};
   [[no_unique_address]] mutable hook_type hook_{};
 };

@@ -74,7 +74,9 @@ struct Topo {
   std::vector<std::vector<u32>> smt_span, cluster_span, llc_span, node_span;
   std::vector<bool> has_cluster_level;  // the CPU has a CLS domain
   bool smt_active = false;              // kernel: sched_smt_present
-  bool cluster_active = false;          // kernel: sched_cluster_active
+  // kernel: sched_cluster_active (also set by a CLS domain as big as its
+  // LLC, where every id is the LLC's: no decision differs).
+  bool cluster_active = false;
 
   static std::vector<std::vector<u32>> spans(const std::vector<u32>& label) {
     std::vector<std::vector<u32>> out(label.size());
@@ -103,13 +105,15 @@ struct Topo {
     }
   }
   bool share_cache(u32 a, u32 b) const { return a == b || (a < n && b < n && llc[a] == llc[b]); }
-  // kernel cpus_share_resources(): the cluster where the CPU has one, else the LLC.
-  bool share_resources(u32 a, u32 b) const {
-    if (a == b) return true;
-    if (!share_cache(a, b)) return false;
-    if (has_cluster_level[a] != has_cluster_level[b]) return false;
-    return has_cluster_level[a] ? cluster[a] == cluster[b] : true;
-  }
+  // kernel sd_share_id (update_top_cache_domain()): the first CPU of the
+  // CPU's lowest SD_CLUSTER domain where it has one, else sd_llc_id, the
+  // first CPU of its LLC. (A cluster as big as the LLC keeps its CLS
+  // domain, the MC one being the degenerate parent, and its first CPU is
+  // the LLC's: the same id.)
+  u32 share_id(u32 c) const { return has_cluster_level[c] ? cluster_span[c][0] : llc_span[c][0]; }
+  // kernel cpus_share_resources(): equal sd_share_id. A CPU without a
+  // cluster level and a cluster whose first CPU is the LLC's first share.
+  bool share_resources(u32 a, u32 b) const { return a == b || (a < n && b < n && share_id(a) == share_id(b)); }
   bool siblings(u32 a, u32 b) const { return core[a] == core[b]; }
 };
 
@@ -207,6 +211,7 @@ struct Era {
   WideEra wide = WideEra::symmetric_2015;
   AffineEra affine = AffineEra::wake_affine;
   bool search = true;
+  bool cluster = true;  // v6.8: the cluster walk and cpus_share_resources() (SIS with clusters)
 };
 
 struct Wake {
@@ -350,7 +355,7 @@ inline bool idle_core(const Topo& t, const Machine& m, u32 core, std::vector<boo
 
 // select_idle_cpu(): none means "nothing found".
 inline u32 select_idle_cpu(const Topo& t, const Machine& m, const Wake& w, bool has_idle_core, u32 target,
-                           Outcome& o) {
+                           bool clusters, Outcome& o) {
   const auto& llc = t.llc_span[target];
   std::vector<bool> cpus(t.n, false);  // sched_domain_span(sd) & p->cpus_ptr
   for (u32 c : llc) cpus[c] = allowed(w, c);
@@ -372,8 +377,9 @@ inline u32 select_idle_cpu(const Topo& t, const Machine& m, const Wake& w, bool 
     if (m.idle[cpu]) { stop = true; o.reason = "idle_scan"; return cpu; }
     return none;
   };
-  // The target's cluster first (v6.8+, sched_cluster_active).
-  if (t.cluster_active && t.has_cluster_level[target]) {
+  // The target's cluster first (v6.8+, sched_cluster_active; sd->groups
+  // carries SD_CLUSTER where the target has a cluster level).
+  if (clusters && t.cluster_active && t.has_cluster_level[target]) {
     for (u32 cpu : wrap_order(t.cluster_span[target], target, t.n)) {
       if (!cpus[cpu]) continue;
       bool stop = false;
@@ -397,11 +403,13 @@ inline u32 select_idle_cpu(const Topo& t, const Machine& m, const Wake& w, bool 
 }
 
 // select_idle_sibling().
-inline u32 select_idle_sibling(const Topo& t, const Machine& m, const Wake& w, u32 prev, u32 target, Outcome& o) {
+inline u32 select_idle_sibling(const Topo& t, const Machine& m, const Wake& w, u32 prev, u32 target, bool clusters,
+                               Outcome& o) {
+  const bool cl = clusters && t.cluster_active;
   if (m.idle[target]) { o.reason = "idle_target"; return target; }
   u32 prev_aff = none;
   if (prev != target && t.share_cache(prev, target) && m.idle[prev]) {
-    if (!t.cluster_active || t.share_resources(prev, target)) { o.reason = "idle_prev"; return prev; }
+    if (!cl || t.share_resources(prev, target)) { o.reason = "idle_prev"; return prev; }
     prev_aff = prev;
     o.trace |= tr_cluster;
   }
@@ -409,7 +417,7 @@ inline u32 select_idle_sibling(const Topo& t, const Machine& m, const Wake& w, u
   *w.recent = prev;
   if (recent < t.n && recent != prev && recent != target && t.share_cache(recent, target) && m.idle[recent] &&
       allowed(w, recent)) {
-    if (!t.cluster_active || t.share_resources(recent, target)) { o.reason = "idle_recent"; return recent; }
+    if (!cl || t.share_resources(recent, target)) { o.reason = "idle_recent"; return recent; }
     o.trace |= tr_cluster;
   } else {
     recent = none;
@@ -422,7 +430,7 @@ inline u32 select_idle_sibling(const Topo& t, const Machine& m, const Wake& w, u
     const auto& s = t.smt_span[c];
     for (std::size_t i = 1; i < s.size(); ++i) if (s[i] != s[i - 1] + 1) o.trace |= tr_noncontig_core;
   }
-  if (t.cluster_active && t.has_cluster_level[target]) o.trace |= tr_cluster;
+  if (cl && t.has_cluster_level[target]) o.trace |= tr_cluster;
   bool has_idle_core = false;
   if (t.smt_active) {
     if (t.smt_span[target].size() < 2) o.trace |= tr_smt_elsewhere;
@@ -441,7 +449,7 @@ inline u32 select_idle_sibling(const Topo& t, const Machine& m, const Wake& w, u
       }
     }
   }
-  const u32 i = select_idle_cpu(t, m, w, has_idle_core, target, o);
+  const u32 i = select_idle_cpu(t, m, w, has_idle_core, target, clusters, o);
   if (i != none) return i;
   if (prev_aff != none) { o.reason = "idle_prev"; return prev_aff; }
   if (recent != none) { o.reason = "idle_recent"; return recent; }
@@ -486,7 +494,7 @@ inline Outcome place(const Topo& t, const Machine& m, const Era& era, Wake& w) {
   else detail::wake_affine_2008(t, m, w, era.affine, waking, prev, o);
 
   if (era.search) {
-    o.cpu = detail::select_idle_sibling(t, m, w, prev, o.target, o);
+    o.cpu = detail::select_idle_sibling(t, m, w, prev, o.target, era.cluster, o);
   } else {
     o.cpu = o.target;
     o.reason = "no_search";

@@ -4,9 +4,11 @@
 // Kernel analogue: select_idle_sibling() as of v6.x: target, prev,
 // recent_used_cpu (v4.16), select_idle_smt on prev's core (v5.13),
 // select_idle_core / select_idle_cpu over the target's allowed LLC CPUs
-// with the SIS_UTIL scan budget (v6.0; the walk: detail/llc_walk.hpp), plus SIS_CACHE's
-// reservation filter (Chen 2023, never merged) when a CacheHotReservation is
-// configured.
+// with the SIS_UTIL scan budget (v6.0; the walk: detail/llc_walk.hpp), the
+// target's cluster first and an idle prev or recent CPU outside it kept as
+// the last resort (v6.8, cpus_share_resources()), the idle-core steps gated
+// machine-wide (sched_smt_active()), plus SIS_CACHE's reservation filter
+// (Chen 2023, never merged) when a CacheHotReservation is configured.
 //
 //   auto budget = taskplace::sis_util_budget(56, 50);   // 36 CPUs at 50% busy
 //   SearchResult r = IdleSiblingSearch{}.search(input);
@@ -105,6 +107,26 @@ constexpr bool reservation_owner_only() noexcept {
 }
 }  // namespace detail
 
+// What the search knows of the whole machine, fixed with the topology:
+// computed once (WakePlacer does at construction), never per wake-up.
+struct SearchFacts {
+  bool smt_active = false;      // some core has two or more CPUs (kernel sched_smt_active())
+  bool cluster_active = false;  // some CPU has a cluster level (kernel sched_cluster_active)
+};
+
+// Returns: the facts of topology t.
+// Complexity: O(cpu_count * levels below the cluster level).
+template <Topology T>
+SearchFacts search_facts(const T& t) {
+  SearchFacts f;
+  const auto n = static_cast<CpuId>(t.cpu_count());
+  for (CpuId c = 0; c < n && !(f.smt_active && f.cluster_active); ++c) {
+    if (t.core_size(c) > 1) f.smt_active = true;
+    if (!f.cluster_active && detail::cluster_level(t, c) != detail::no_level) f.cluster_active = true;
+  }
+  return f;
+}
+
 // What the search reads. `Reservation` is void when none is configured;
 // otherwise the machine state must provide reservation(c) (MachineState O3).
 template <Topology T, MachineState M, CpuFilter F, class Reservation = void>
@@ -118,16 +140,27 @@ struct SearchInput {
   CpuId target;
   CpuId prev;
   CpuId* recent;  // the wakee's recently used CPU: read, then set to prev
+  // The topology's facts (search_facts(topology)); null: the search
+  // computes them, O(cpu_count), in each call.
+  const SearchFacts* facts = nullptr;
 };
 
 // The kernel's search (default). Kernel: select_idle_sibling(), v6.x, in
 // its order: the target, prev, recent_used_cpu, select_idle_smt() on prev's
-// core, then select_idle_cpu() over the target's LLC (docs/placement.md).
+// core, then select_idle_cpu() over the target's LLC, its cluster first,
+// then an idle prev or recent CPU that was outside the target's cluster
+// (docs/placement.md).
 struct IdleSiblingSearch {
   static constexpr bool enabled = true;
   bool use_recent_cpu = true;    // kernel: recent_used_cpu, v4.16
-  bool search_idle_core = true;  // kernel: select_idle_core on SMT machines
+  bool search_idle_core = true;  // kernel: select_idle_core on SMT machines (sched_smt_active())
   bool use_idle_smt = true;      // kernel: select_idle_smt on prev's core, v5.13
+  // kernel (v6.8, SIS with clusters): where some CPU has a cluster level,
+  // an idle prev or recent CPU is taken at once only when it shares the
+  // target's resources (cpus_share_resources()), else kept as the last
+  // resort, and select_idle_cpu() walks the target's cluster first.
+  // false: the search of v6.0-v6.7 (sis_cluster::LlcOnly2022).
+  bool cluster_first = true;
 
   // Effects: looks for an idle, allowed CPU sharing the target's cache; sets
   // *in.recent to prev once past the prev check, as the kernel does. When
@@ -138,8 +171,9 @@ struct IdleSiblingSearch {
   // Complexity: O(1) fast paths and O(core size) for prev's siblings, then
   // a walk over the allowed CPUs of the LLC (O(LLC size) filter reads), of
   // at most `budget` steps (the SIS_UTIL budget, or every allowed CPU when
-  // the machine hints an idle core), each of core_size reads in core mode.
-  // Never O(cpu_count).
+  // the machine hints an idle core), each of core_size reads in core mode;
+  // O(levels) for the cluster steps. Never O(cpu_count) when in.facts is
+  // given (without it, search_facts() is computed once in the call).
   // Thread-safety: const; machine-state reads may be stale.
   template <Topology T, MachineState M, CpuFilter F, class R>
   SearchResult search(const SearchInput<T, M, F, R>& in) const {
@@ -163,18 +197,46 @@ struct IdleSiblingSearch {
     };
 
     if (fast_ok(in.target)) return {in.target, WakeReason::idle_target};
-    const bool prev_shares = detail::shares_cache(t, in.prev, in.target);
-    if (in.prev != in.target && prev_shares && fast_ok(in.prev)) return {in.prev, WakeReason::idle_prev};
 
-    const CpuId recent = *in.recent;
+    const SearchFacts facts = in.facts != nullptr ? *in.facts : search_facts(t);
+    // Kernel: sched_cluster_active and cpus_share_resources() (v6.8).
+    const bool clustered = cluster_first && facts.cluster_active;
+    auto near = [&](CpuId c) {
+      return !clustered || detail::resource_id(t, c) == detail::resource_id(t, in.target);
+    };
+    const bool prev_shares = detail::shares_cache(t, in.prev, in.target);
+    // An idle prev or recent CPU outside the target's cluster: the last
+    // resort, after select_idle_cpu() (kernel: prev_aff, recent_used_cpu).
+    CpuId prev_aff = no_cpu;
+    if (in.prev != in.target && prev_shares && fast_ok(in.prev)) {
+      if (near(in.prev)) return {in.prev, WakeReason::idle_prev};
+      prev_aff = in.prev;
+    }
+
+    CpuId recent = *in.recent;
     *in.recent = in.prev;
     if (use_recent_cpu && recent < t.cpu_count() && recent != in.prev && recent != in.target &&
-        detail::shares_cache(t, recent, in.target) && fast_ok(recent))
-      return {recent, WakeReason::idle_recent};
+        detail::shares_cache(t, recent, in.target) && fast_ok(recent)) {
+      if (near(recent)) return {recent, WakeReason::idle_recent};
+    } else {
+      recent = no_cpu;
+    }
+    auto last_resort = [&](SearchResult r) {
+      if (r.reason != WakeReason::target_busy) return r;
+      if (prev_aff != no_cpu) {
+        r.cpu = prev_aff;
+        r.reason = WakeReason::idle_prev;
+      } else if (recent != no_cpu) {
+        r.cpu = recent;
+        r.reason = WakeReason::idle_recent;
+      }
+      return r;
+    };
 
-    // Kernel: sched_smt_active(), then test_idle_cores(target). Without the
-    // hint (MachineState O2) the core search runs, within the budget.
-    const bool smt = search_idle_core && t.core_size(in.target) > 1;
+    // Kernel: sched_smt_active() (any core of the machine with siblings,
+    // not the target's), then test_idle_cores(target). Without the hint
+    // (MachineState O2) the core search runs, within the budget.
+    const bool smt = search_idle_core && facts.smt_active;
     bool has_idle_core = smt;
     if constexpr (HasIdleCoreHint<M>) has_idle_core = smt && static_cast<bool>(m.has_idle_core(in.target));
 
@@ -190,14 +252,14 @@ struct IdleSiblingSearch {
     }
 
     // Kernel: select_idle_cpu(). SIS_UTIL's budget (nr_idle_scan): 0 means
-    // an overloaded LLC and ends the search before any walk, idle-core hint
+    // an overloaded LLC and ends the walk before it starts, idle-core hint
     // or not; else it bounds the CPU walk, not the core walk.
     SearchResult out{in.target, WakeReason::target_busy};
     const auto size = static_cast<std::uint32_t>(std::ranges::size(t.llc_cpus(in.target)));
     std::uint32_t budget = size;
     if constexpr (HasLlcUtilization<M>) {
       budget = sis_util_budget(size, static_cast<std::uint32_t>(m.llc_utilization_pct(in.target)));
-      if (budget == 0) return out;
+      if (budget == 0) return last_resort(out);
     }
     constexpr bool hinted = HasIdleCoreHint<M>;
     const std::uint32_t limit = has_idle_core && hinted ? size : budget;
@@ -207,7 +269,11 @@ struct IdleSiblingSearch {
     std::uint32_t guarded = 0;
     if constexpr (reserving) guarded = R::scan_budget(limit);
 
-    const detail::LlcWalk w = detail::walk_llc(t, m, in.allowed, in.target, has_idle_core, limit, guarded, reserved);
+    // Kernel (v6.8): the LLC domain's first group is the target's cluster
+    // (SD_CLUSTER): walked first.
+    const std::uint32_t cluster = clustered ? detail::cluster_level(t, in.target) : detail::no_level;
+    const detail::LlcWalk w =
+        detail::walk_llc(t, m, in.allowed, in.target, has_idle_core, limit, guarded, reserved, cluster);
     out.scanned = w.walked;
     out.reservation_skips = w.skips;
     if (w.whole_core) {
@@ -228,11 +294,21 @@ struct IdleSiblingSearch {
         out.reason = WakeReason::hot_fallback;
       }
     }
-    return out;
+    return last_resort(out);
   }
 };
 
 static_assert(SearchPolicy<IdleSiblingSearch, detail::TopologyArchetype>);
+
+namespace sis_cluster {
+// The search of v6.0-v6.7: SIS_UTIL, no cluster walk; an idle prev or
+// recent CPU anywhere in the target's LLC is taken at once. A Search
+// member for the traits of those kernels.
+struct LlcOnly2022 : IdleSiblingSearch {
+  constexpr LlcOnly2022() noexcept { cluster_first = false; }
+};
+}  // namespace sis_cluster
+static_assert(SearchPolicy<sis_cluster::LlcOnly2022, detail::TopologyArchetype>);
 
 // No search: the affine step's target is the answer (the 2.6.2x kernels).
 struct NoSearch {
