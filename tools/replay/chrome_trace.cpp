@@ -63,9 +63,10 @@ class Reader {
     std::string out;
     for (;;) {
       if (at_end()) fail("unterminated string");
-      const char c = s_[i_++];
-      if (c == '"') return out;
+      const char c = s_[i_];
       if (static_cast<unsigned char>(c) < 0x20) fail("control character in a string");
+      ++i_;
+      if (c == '"') return out;
       if (c != '\\') {
         out += c;
         continue;
