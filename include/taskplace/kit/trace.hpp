@@ -30,6 +30,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "taskplace/concepts.hpp"
 #include "taskplace/idle_balancer.hpp"
