@@ -18,12 +18,13 @@ struct Value {
   enum class Kind : std::uint8_t { null, boolean, number, string, array, object } kind = Kind::null;
   bool b = false;
   std::string text;  // a number's token, or a string's contents
-  std::vector<Value> items;
-  std::vector<std::pair<std::string, Value>> members;
+  std::vector<Value> items;      // an array's; an object's values
+  std::vector<std::string> keys; // an object's keys, one per item
 
   const Value* find(std::string_view k) const {
-    for (const auto& [name, v] : members)
-      if (name == k) return &v;
+    if (kind != Kind::object) return nullptr;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == k) return &items[i];
     return nullptr;
   }
 };
@@ -112,7 +113,8 @@ class Reader {
           std::string k = string();
           ws();
           expect(':');
-          v.members.emplace_back(std::move(k), value());
+          v.keys.push_back(std::move(k));
+          v.items.push_back(value());
         } while (take(','));
         ws();
         expect('}');
