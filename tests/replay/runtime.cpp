@@ -108,6 +108,10 @@ TEST_CASE("the reader refuses what is not JSON, naming the line and column", "[r
   CHECK_THROWS_WITH(read_chrome_trace("{\"traceEvents\":[\n{\"cat\":\"wake\",\"name\":\"a\nb\"}]}"),
                     Catch::Contains("line 2 column") && Catch::Contains("control character"));
   CHECK_THROWS_WITH(read_chrome_trace(R"({"otherData":{}})"), Catch::Contains("no \"traceEvents\""));
+  CHECK_THROWS_WITH(read_chrome_trace("{\"a\":" + std::string(100, '[') + std::string(100, ']') + "}"),
+                    Catch::Contains("nested more than 64 deep"));  // refused, not a stack overflow
+  CHECK_THROWS_WITH(read_chrome_trace(R"({"traceEvents":[{"cat":"wake","ts":99999999999999999999,"args":{}}]})"),
+                    Catch::Contains("ts is out of range"));
   CHECK_THROWS_WITH(read_chrome_trace(R"({"traceEvents":[]})"), Catch::Contains("no wake event"));
 }
 

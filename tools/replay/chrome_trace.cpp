@@ -101,7 +101,16 @@ class Reader {
     }
   }
 
+  // Effects: reads one value, at most max_depth arrays and objects deep
+  // (a deeper one is refused, not a stack overflow).
   Value value() {
+    struct Depth {
+      Reader& r;
+      explicit Depth(Reader& rd) : r(rd) {
+        if (++r.depth_ > max_depth) r.fail("nested more than " + std::to_string(max_depth) + " deep");
+      }
+      ~Depth() { --r.depth_; }
+    } depth{*this};
     ws();
     Value v;
     switch (peek()) {
@@ -169,8 +178,10 @@ class Reader {
     return std::string(s_.substr(start, i_ - start));
   }
 
+  static constexpr int max_depth = 64;
   std::string_view s_;
   std::size_t i_ = 0;
+  int depth_ = 0;
 };
 
 // An unsigned integer field; `what` names it in the error.
@@ -191,15 +202,23 @@ CpuId cpu_field(const Reader& r, const Value& ev, const Value* args, std::string
   return static_cast<CpuId>(n);
 }
 
-// ts in microseconds with up to three decimals (more are cut) as ns.
+// ts in microseconds with up to three decimals (more are cut) as ns; at
+// most max_ts_us either side of 0, so that differences of two fit.
+constexpr std::int64_t max_ts_us = 4'000'000'000'000'000;
 std::int64_t time_ns(const Reader& r, const Value* ts) {
   if (ts == nullptr || ts->kind != Value::Kind::number) r.fail("a wake event has no ts");
   const std::string& t = ts->text;
-  if (t.find_first_of("eE") != std::string::npos) return std::llround(std::strtod(t.c_str(), nullptr) * 1000.0);
+  if (t.find_first_of("eE") != std::string::npos) {
+    const double us = std::strtod(t.c_str(), nullptr);
+    if (!(us >= -double(max_ts_us) && us <= double(max_ts_us))) r.fail("a wake event's ts is out of range");
+    return std::llround(us * 1000.0);
+  }
   const bool neg = !t.empty() && t[0] == '-';
   const std::size_t dot = t.find('.');
   std::int64_t us = 0, frac = 0;
-  std::from_chars(t.data() + (neg ? 1 : 0), t.data() + (dot == std::string::npos ? t.size() : dot), us);
+  const char* end = t.data() + (dot == std::string::npos ? t.size() : dot);
+  if (std::from_chars(t.data() + (neg ? 1 : 0), end, us).ec != std::errc{} || us > max_ts_us)
+    r.fail("a wake event's ts is out of range");
   if (dot != std::string::npos) {
     std::string f = t.substr(dot + 1, 3);
     f.append(3 - f.size(), '0');
