@@ -10,6 +10,16 @@
 //
 //   taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD] [--pipe-rounds N]
 //                        [--hackbench-loops N] [--runtime NAME]... [--counters] [--csv FILE]
+//                        [--trace FILE [--trace-runtime NAME] [--trace-cap N]]
+//
+// --trace FILE adds one untimed run, after the timed ones, of the first
+// workload selected (--only picks it) on the pool with the trace hook
+// (taskplace_pool::TracedPool): every placement and newidle balance, as
+// Chrome trace JSON (taskplace/kit/trace.hpp), which Perfetto opens and
+// taskplace-replay reads. The timed runs carry no hook. --trace-runtime
+// names the policy set traced (Current, AlwaysAffine, PrevCpu, Linux2013;
+// default Current); --trace-cap the events kept (default 1,048,576; the
+// rest are counted as dropped).
 //
 // --csv FILE writes one row per run (bench/results.hpp; the columns are
 // listed at `csv_columns` and in docs/benchmarks.md), which scripts/bench
@@ -54,6 +64,7 @@
 
 #include "results.hpp"
 #include "taskplace/kit/calibration.hpp"
+#include "taskplace/kit/trace.hpp"
 #include "taskplace/topology/uniform.hpp"
 #include "taskplace_pool/pool.hpp"
 #include "workloads/continuation_workloads.hpp"
@@ -89,6 +100,17 @@ Run runner_of(const std::string& name, Args... args) {
 template <class Traits>
 Run pool_runner(const std::string& name, taskplace_pool::PoolOptions options = {}) {
   return runner_of<taskplace_pool::SystemPool<Traits>>(name, options);
+}
+
+// One untimed run of workload `w` on the traced pool under Traits, its
+// decisions into `trace`.
+template <class Traits>
+workloads::Result traced_run(taskplace::kit::ChromeTrace& trace, const std::string& w, const workloads::Sizes& s,
+                             const std::string& name) {
+  taskplace_pool::PoolOptions o;
+  o.trace = &trace;
+  taskplace_pool::TracedPool<taskplace::SysfsTopology, Traits> pool{o};
+  return workloads::pool::run(pool, w, s, name, std::chrono::seconds{120});
 }
 
 // Current on a pool of one worker: no placement and no stealing, every
@@ -273,7 +295,8 @@ int main(int argc, char** argv) {
 #endif
   int reps = 3;
   bool quick = false, counters = false;
-  std::string only, csv_path;
+  std::string only, csv_path, trace_path, trace_runtime = "Current";
+  std::uint32_t trace_cap = 1u << 20;
   std::vector<std::string> runtimes;
   std::uint32_t pipe_rounds = 100'000, hackbench_loops = 200;
   // A mistyped option or value is an error (exit 2), not a run of
@@ -283,6 +306,7 @@ int main(int argc, char** argv) {
                  "taskplace_pool_bench: %s\n"
                  "usage: taskplace_pool_bench [--reps N] [--quick] [--only WORKLOAD] [--pipe-rounds N]\n"
                  "                            [--hackbench-loops N] [--runtime NAME]... [--counters] [--csv FILE]\n"
+                 "                            [--trace FILE [--trace-runtime NAME] [--trace-cap N]]\n"
                  "  WORKLOAD: pipe, pgbench, pgbench/C (C in 1 2 4 8 16 32), hackbench, udp_rr\n"
                  "  NAME: a row's runtime column, e.g. AlwaysAffine, \"Current hand-off\", oneTBB\n",
                  why.c_str());
@@ -313,6 +337,13 @@ int main(int argc, char** argv) {
       csv_path = argv[++i];
     } else if (!std::strcmp(argv[i], "--pipe-rounds")) pipe_rounds = count(i, "--pipe-rounds");
     else if (!std::strcmp(argv[i], "--hackbench-loops")) hackbench_loops = count(i, "--hackbench-loops");
+    else if (!std::strcmp(argv[i], "--trace")) {
+      if (i + 1 >= argc) usage("--trace needs a file name");
+      trace_path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--trace-runtime")) {
+      if (i + 1 >= argc) usage("--trace-runtime needs a name");
+      trace_runtime = argv[++i];
+    } else if (!std::strcmp(argv[i], "--trace-cap")) trace_cap = count(i, "--trace-cap");
     else usage(std::string("unknown argument '") + argv[i] + "'");
   }
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
@@ -409,6 +440,15 @@ int main(int argc, char** argv) {
     std::erase_if(cases, [&](const auto& c) { return c.first != only && c.first.substr(0, c.first.find('/')) != only; });
     if (cases.empty()) usage("no workload '" + only + "'");
   }
+  using TracedRun = workloads::Result (*)(taskplace::kit::ChromeTrace&, const std::string&, const workloads::Sizes&,
+                                          const std::string&);
+  const std::map<std::string, TracedRun> traced = {
+      {"Current", &traced_run<taskplace::traits::Current>},
+      {"AlwaysAffine", &traced_run<taskplace::traits::AlwaysAffine>},
+      {"PrevCpu", &traced_run<taskplace::traits::PrevCpu>},
+      {"Linux2013", &traced_run<taskplace::traits::Linux2013>}};
+  if (!trace_path.empty() && traced.count(trace_runtime) == 0)
+    usage("--trace-runtime takes Current, AlwaysAffine, PrevCpu or Linux2013, not '" + trace_runtime + "'");
 
   const auto cal_start = std::chrono::steady_clock::now();
   const taskplace::kit::Calibration cal = taskplace::kit::calibrate();  // before the runs, on the idle machine
@@ -450,6 +490,19 @@ int main(int argc, char** argv) {
       }
     }
     std::fprintf(stderr, "repetition %d of %d done\n", rep + 1, reps);
+  }
+  if (!trace_path.empty()) {
+    // One more run, untimed, with every decision recorded.
+    taskplace::kit::ChromeTrace trace{trace_cap, "taskplace_pool_bench " + cases.front().first + " " + trace_runtime};
+    const auto& [label, sizes] = cases.front();
+    traced.at(trace_runtime)(trace, label.substr(0, label.find('/')), sizes, trace_runtime + " traced");
+    if (!trace.write_file(trace_path)) {
+      std::fprintf(stderr, "taskplace_pool_bench: cannot write %s\n", trace_path.c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "trace: %zu events of %s on %s into %s (%llu dropped)\n", trace.recorded(),
+                 trace_runtime.c_str(), label.c_str(), trace_path.c_str(),
+                 static_cast<unsigned long long>(trace.dropped()));
   }
 
   std::printf("Calibration (taskplace::kit::calibrate, %.0f ms): %s\n\n", cal_ms, cal.describe().c_str());

@@ -166,10 +166,14 @@ struct BalanceResult {
   Nanoseconds spent{0};                // time spent in pull attempts
 };
 
+// The event a Hook receives: the balance's CPU, its avg_idle as the entry
+// gate read it, the result, and the clock's time once the balance ended
+// (read for the hook only: a balancer without one reads no extra time).
 struct BalanceEvent {
   CpuId cpu;
   Nanoseconds avg_idle;
   BalanceResult result;
+  Nanoseconds now{0};
 };
 static_assert(DecisionHook<NoHook, BalanceEvent>);
 
@@ -306,7 +310,7 @@ class IdleBalancer {
       case BalanceOutcome::not_overloaded: stats_.add(BalanceCounter::not_overloaded_skips); break;
     }
     if constexpr (detail::hook_enabled<hook_type>())
-      hook_(BalanceEvent{cpu, tracker_.avg_idle(st), r});
+      hook_(BalanceEvent{cpu, tracker_.avg_idle(st), r, clock.now()});
     return r;
   }
 

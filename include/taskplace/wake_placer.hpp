@@ -113,13 +113,16 @@ struct Placement {
   std::uint32_t reservation_skips;
 };
 
-// The event a Hook receives: the placement plus who woke whom.
+// The event a Hook receives: the placement plus who woke whom, when (the
+// `now` given to place(), in the embedder's clock) and the sync hint.
 struct WakeEvent {
   TaskKey waker;
   TaskKey wakee;
   CpuId waking_cpu;
   CpuId prev_cpu;
   Placement placement;
+  Nanoseconds now{0};
+  bool sync = false;
 };
 
 static_assert(DecisionHook<NoHook, WakeEvent>);
@@ -409,7 +412,7 @@ class WakePlacer {
     } else {
       decide(d, w, machine, now, allowed, waking, prev, waker_flips, wakee_flips, waker_overlap);
     }
-    emit(w, waking, prev, d.p);  // the last callback
+    emit(w, waking, prev, d.p, now);  // the last callback
     commit(w, d, now);
     return d.p;
   }
@@ -580,8 +583,9 @@ class WakePlacer {
     count_reason(p.reason);
   }
 
-  void emit(const Wakeup& w, CpuId waking, CpuId prev, const Placement& p) const {
-    if constexpr (detail::hook_enabled<hook_type>()) hook_(WakeEvent{w.waker_key, w.wakee_key, waking, prev, p});
+  void emit(const Wakeup& w, CpuId waking, CpuId prev, const Placement& p, Nanoseconds now) const {
+    if constexpr (detail::hook_enabled<hook_type>())
+      hook_(WakeEvent{w.waker_key, w.wakee_key, waking, prev, p, now, w.sync});
   }
   template <class F>
   void fall_back(Placement& p, const F& allowed) const {

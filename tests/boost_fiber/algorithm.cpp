@@ -16,10 +16,13 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "../kit/strict_json.hpp"
+#include "taskplace/kit/trace.hpp"
 #include "taskplace_fiber/algorithm.hpp"
 #include "taskplace_fiber/run.hpp"
 
@@ -533,6 +536,44 @@ BOOST_AUTO_TEST_CASE(yielding_fibers_are_not_placed_as_wake_ups) {
   yields::watching = false;
   // Thousands of yields, none placed: no flips, no idle search for them.
   BOOST_TEST(yields::placed.load() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_traced_group_records_each_placement_and_balance_once) {
+  // Two workers' threads share the group's placer: both record into one
+  // trace; the JSON is whole and holds what the counters counted.
+  taskplace::kit::ChromeTrace trace{1 << 16};
+  taskplace_fiber::TracedGroup<> group{2};
+  group.trace(&trace);
+  taskplace_fiber::run(group, [&] {
+    boost::fibers::unbuffered_channel<int> ab, ba;
+    boost::fibers::fiber echo([&] {
+      int v = 0;
+      while (ab.pop(v) == boost::fibers::channel_op_status::success) ba.push(v + 1);
+      ba.close();
+    });
+    boost::fibers::fiber ping([&] {
+      int v = 0;
+      for (int i = 0; i < 300; ++i) {
+        ab.push(i);
+        ba.pop(v);
+      }
+      ab.close();
+    });
+    ping.join();
+    echo.join();
+  });
+  BOOST_TEST(trace.dropped() == 0u);
+  std::ostringstream out;
+  trace.write(out);
+  const auto j = strict_json::Reader(out.str()).document();
+  std::uint64_t wakes = 0, balances = 0;
+  for (const auto& e : j["traceEvents"].array()) {
+    if (!e.has("cat")) continue;
+    (e["cat"].str() == "wake" ? wakes : balances) += 1;
+  }
+  BOOST_TEST(wakes == group.placer().stats().get(taskplace::WakeCounter::wakeups));
+  BOOST_TEST(wakes >= 300u);  // one per message at least
+  BOOST_TEST(balances == group.balancer().stats().get(taskplace::BalanceCounter::runs));
 }
 
 BOOST_AUTO_TEST_CASE(a_wake_up_by_the_next_fiber_after_a_block_is_still_placed) {

@@ -3,7 +3,8 @@
 // (or are refused with std::invalid_argument: a machine too large, CPUs
 // beyond the count) to one record per sched_waking, each placed CPU valid,
 // and a summary and reports that count no more agreements than
-// comparisons.
+// comparisons. Text that starts as JSON goes to the runtime-trace reader
+// and its replay under every policy set instead.
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -16,7 +17,30 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace taskplace::replay;
-  std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  if (starts_as_json(text)) {
+    // A runtime's trace: refused with TraceError (or a machine the replay
+    // cannot describe), or replayed under every set, each wake-up once.
+    ChromeTraceInput c;
+    try {
+      c = read_chrome_trace(text);
+    } catch (const TraceError&) {
+      return 0;
+    }
+    FUZZ_CHECK(!c.wakes.empty());
+    RuntimeResult rr;
+    try {
+      rr = run_runtime(c, Options{});
+    } catch (const std::invalid_argument&) {
+      return 0;
+    }
+    FUZZ_CHECK(rr.sets.size() == policy_sets().size());
+    for (const SetResult& s : rr.sets) FUZZ_CHECK(s.wakeups == c.wakes.size() && s.same_cpu <= s.wakeups);
+    std::ostringstream out;
+    print_runtime_table(out, rr);
+    return 0;
+  }
+  std::istringstream in(text);
   Trace t;
   try {
     t = read_trace(in);

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -14,7 +16,9 @@ namespace {
 constexpr const char* usage =
     "usage: taskplace-replay [options] [TRACE]\n"
     "  TRACE is the text of `perf script` on a `perf sched record` trace (stdin when\n"
-    "  absent or '-'), e.g. perf script --header -F comm,pid,tid,cpu,time,event,trace\n"
+    "  absent or '-'), e.g. perf script --header -F comm,pid,tid,cpu,time,event,trace;\n"
+    "  or a runtime's Chrome trace JSON (taskplace::kit::ChromeTrace; its first character\n"
+    "  other than white space is '{'), replayed under several policy sets\n"
     "options:\n"
     "  --cpus N              the machine's CPU count (default: the header's, else the highest CPU + 1)\n"
     "  --llc-size N          CPUs per last-level cache (default: all)\n"
@@ -26,7 +30,9 @@ constexpr const char* usage =
     "  --no-fork-inherit     forked tasks start with no flips\n"
     "  --initial-flips N     the flips of tasks alive before the trace began (default 0)\n"
     "  --nice-weights        weigh tasks by nice (default: 1024 each, as under autogroup)\n"
-    "  --csv                 one CSV line per sched_waking instead of the table\n";
+    "  --csv                 one CSV line per sched_waking instead of the table (perf traces)\n"
+    "  --busy-window-us N    a runtime's trace: a CPU stays busy this long after a task ran or\n"
+    "                        was placed there (default 50)\n";
 
 [[noreturn]] void die(const std::string& msg) {
   std::cerr << "taskplace-replay: " << msg << "\n";
@@ -66,6 +72,7 @@ int main(int argc, char** argv) {
     else if (a == "--initial-flips") o.initial_flips = number(a, value());
     else if (a == "--nice-weights") o.nice_weights = true;
     else if (a == "--csv") csv = true;
+    else if (a == "--busy-window-us") o.busy_window_ns = std::int64_t{number(a, value())} * 1000;
     else if (a == "--sync") {
       const std::string_view v = value();
       if (v == "never") o.sync = SyncMode::never;
@@ -76,14 +83,23 @@ int main(int argc, char** argv) {
     else path = std::string(a);
   }
   try {
-    Trace trace;
+    // The whole input, to tell the two formats apart by its first
+    // character other than white space.
+    std::string text;
     if (path == "-") {
-      trace = read_trace(std::cin);
+      text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     } else {
-      std::ifstream in(path);
+      std::ifstream in(path, std::ios::binary);
       if (!in) die("cannot open " + path);
-      trace = read_trace(in);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
+    if (starts_as_json(text)) {
+      if (csv) die("--csv is for perf traces; a runtime's trace prints its table");
+      print_runtime_table(std::cout, run_runtime(read_chrome_trace(text), o));
+      return 0;
+    }
+    std::istringstream in(std::move(text));
+    const Trace trace = read_trace(in);
     const Result r = run(trace, o);
     if (csv) print_csv(std::cout, r);
     else print_table(std::cout, r, summarize(r));

@@ -344,10 +344,7 @@ class Replayer {
 
 }  // namespace
 
-namespace {
-// The machine's topology: from sysfs, else uniform from the options.
-constexpr std::uint32_t max_cpus = 65536;
-
+namespace detail {
 TableTopology make_topology(const Options& o, std::uint32_t cpus, std::string& words) {
   if (!o.sysfs.empty()) {
     TableTopology t = SysfsTopology::all_online(o.sysfs);
@@ -373,7 +370,7 @@ TableTopology make_topology(const Options& o, std::uint32_t cpus, std::string& w
           " CPUs, " + std::to_string(threads) + " thread(s) per core";
   return TableTopology(std::move(core), std::move(llcs), std::move(node));
 }
-}  // namespace
+}  // namespace detail
 
 Result run(const Trace& trace, const Options& o) {
   Result r;
@@ -381,10 +378,10 @@ Result run(const Trace& trace, const Options& o) {
   const std::uint64_t wanted = o.cpus != 0 ? o.cpus
                                : trace.header.nr_cpus_online != 0 ? trace.header.nr_cpus_online
                                                                    : std::uint64_t{trace.max_cpu_seen} + 1;
-  if (wanted > max_cpus)
+  if (wanted > detail::max_cpus)
     throw std::invalid_argument("a machine of " + std::to_string(wanted) + " CPUs: the replay takes at most " +
-                                std::to_string(max_cpus));
-  const TableTopology topo = make_topology(o, static_cast<std::uint32_t>(wanted), words);
+                                std::to_string(detail::max_cpus));
+  const TableTopology topo = detail::make_topology(o, static_cast<std::uint32_t>(wanted), words);
   r.cpus = static_cast<std::uint32_t>(topo.cpu_count());
   r.topology = words;
   std::uint32_t max_cpu = trace.max_cpu_seen;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "chrome_trace.hpp"
 #include "perf_trace.hpp"
 #include "taskplace/taskplace.hpp"
 
@@ -47,6 +48,10 @@ struct Options {
   // weighs 1024, as a lone task does at the top level under autogroup or a
   // cgroup of its own, whatever its nice (see docs/replay.md).
   bool nice_weights = false;
+  // A runtime's trace (Chrome trace JSON) says where tasks were placed and
+  // ran, not when they slept (but for a sync waker): a CPU counts as busy
+  // at most this long after its task was last seen (see docs/replay.md).
+  std::int64_t busy_window_ns = 50'000;
 };
 
 // What the replay did with one sched_waking.
@@ -128,5 +133,51 @@ Summary summarize(const Result& r);
 void print_table(std::ostream& out, const Result& r, const Summary& s);
 // One line per sched_waking, with a header line.
 void print_csv(std::ostream& out, const Result& r);
+
+// --- A runtime's own trace (kit::ChromeTrace's JSON) -----------------------
+
+// What one policy set decided over the recorded wake-ups (or, for
+// RuntimeResult::recorded, what the runtime did).
+struct SetResult {
+  std::string name;
+  std::size_t wakeups = 0;
+  std::size_t same_cpu = 0;  // chose the CPU the runtime chose
+  std::size_t affine = 0;    // pulled to the waking CPU (waking != prev; WakeCounter::affine_pulled)
+  std::size_t idle = 0;      // the final step found an idle CPU (idle_* reasons)
+  std::size_t wide = 0;      // the wide rule said wide
+  double agreement() const noexcept { return wakeups ? double(same_cpu) / double(wakeups) : 0.0; }
+};
+
+struct RuntimeResult {
+  std::uint32_t cpus = 0;
+  std::string topology;  // in words
+  std::string process;   // the trace's process name
+  std::size_t balances = 0;
+  std::uint64_t dropped = 0;
+  std::int64_t busy_window_ns = 0;
+  SetResult recorded;            // the runtime's own decisions
+  std::vector<SetResult> sets;   // one per policy set, in policy_sets() order
+  std::vector<std::pair<std::string, std::size_t>> reasons;  // the runtime's final reasons, most first
+};
+
+// The policy sets the replay runs, by name: traits::Current, Linux2013,
+// Linux2008<>, AlwaysAffine, PrevCpu.
+const std::vector<std::string>& policy_sets();
+
+// Effects: replays the recorded wake-ups, in time order, through a
+// WakePlacer of each policy set (each with its own flips per task), on the
+// machine the recorded decisions leave (Options::busy_window_ns).
+// Throws: std::invalid_argument as run() does for the topology options.
+RuntimeResult run_runtime(const ChromeTraceInput& trace, const Options& options);
+
+// The report: the trace's counts, the runtime's reasons, and the table of
+// what each policy set would have decided.
+void print_runtime_table(std::ostream& out, const RuntimeResult& r);
+
+namespace detail {
+inline constexpr std::uint32_t max_cpus = 65536;
+// The machine's topology: from sysfs, else uniform from the options.
+TableTopology make_topology(const Options& o, std::uint32_t cpus, std::string& words);
+}  // namespace detail
 
 }  // namespace taskplace::replay

@@ -42,6 +42,7 @@
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/kit/idle.hpp"
+#include "taskplace/kit/trace.hpp"
 #include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
@@ -192,6 +193,17 @@ class Group {
     }
     return s;
   }
+  // Effects: the placer's and the balancer's decisions go to `t` (null:
+  // nowhere) when the traits carry taskplace::kit::ChromeTraceHook
+  // (TracedGroup); otherwise nothing. A group constructed while a
+  // ChromeTrace was installed (ChromeTrace::Install) records there already.
+  // Thread-safety: before any thread registers (the hooks read the sink
+  // without a lock); `t` must outlive the group's threads.
+  void trace(taskplace::kit::ChromeTrace* t) noexcept {
+    if constexpr (requires(typename placer_type::hook_type& h) { h.attach(t); }) placer_.hook().attach(t);
+    if constexpr (requires(typename balancer_type::hook_type& h) { h.attach(t); }) balancer_.hook().attach(t);
+  }
+
   // Effects: zeroes the group's, the placer's and the balancer's counters.
   void reset_stats() noexcept {
     placed_remote_ = 0;
@@ -399,6 +411,13 @@ class Group {
   std::unique_ptr<Slot[]> slots_;
   std::atomic<std::uint64_t> placed_remote_{0}, migrations_{0};
 };
+
+// A group whose placer and balancer record their decisions as Chrome trace
+// JSON (taskplace/kit/trace.hpp) into the trace given to Group::trace(), or
+// the one installed when it was constructed.
+template <class WakeTraits = taskplace::traits::Current, taskplace::Topology T = taskplace::TableTopology,
+          class BalanceTraits = taskplace::DefaultBalanceTraits>
+using TracedGroup = Group<taskplace::kit::Traced<WakeTraits>, T, taskplace::kit::Traced<BalanceTraits>>;
 
 // Per-fiber state, as Boost.Fiber properties: the placer's task state, the
 // worker the fiber last ran on, and when it last ran.

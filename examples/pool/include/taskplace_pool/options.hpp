@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "taskplace/kit/trace.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/types.hpp"
 #include "taskplace_pool/core.hpp"
@@ -69,6 +70,12 @@ struct PoolOptions {
   // newest queued task, hot or not.
   bool cache_hot_steals = false;
   taskplace::TaskHot<> task_hot{};
+  // default null; kernel: the sched tracepoints. Where the placers and
+  // balancers record their decisions when the pool's traits carry
+  // taskplace::kit::ChromeTraceHook (TracedPool, or kit::Traced<...> as
+  // either traits set); null: the sink installed (ChromeTrace::Install)
+  // when the pool was constructed, if any. The trace must outlive the pool.
+  taskplace::kit::ChromeTrace* trace = nullptr;
 };
 
 // Counters summed over the workers; each is a relaxed atomic.

@@ -119,6 +119,7 @@ class Pool {
       workers_.back()->cpu = c;
       workers_.back()->bstate = workers_.back()->balancer.make_state(c, now);
     }
+    if (opts_.trace != nullptr) attach_trace(*opts_.trace);
     try {
       for (CpuId c = 0; c < n_; ++c)
         workers_[c]->thread = std::thread([this, c] { run_worker(c); });
@@ -250,6 +251,18 @@ class Pool {
   }
 
  private:
+  // Effects: points every placer's and balancer's hook at `t`, where the
+  // hook is the trace's (attach(ChromeTrace*)); other hooks are left alone.
+  void attach_trace(taskplace::kit::ChromeTrace& t) noexcept {
+    constexpr bool wake_traced = requires(typename placer_type::hook_type& h) { h.attach(&t); };
+    constexpr bool balance_traced = requires(typename balancer_type::hook_type& h) { h.attach(&t); };
+    if constexpr (wake_traced) placer_.hook().attach(&t);
+    for (auto& w : workers_) {
+      if constexpr (wake_traced) w->placer.hook().attach(&t);
+      if constexpr (balance_traced) w->balancer.hook().attach(&t);
+    }
+  }
+
   static constexpr std::uint32_t next_streak_max = 16;
   static constexpr std::uint32_t park_awake = detail::park_awake, park_parked = detail::park_parked,
                                  park_woken = detail::park_woken, park_kicked = detail::park_kicked;
@@ -578,6 +591,13 @@ class Pool {
 template <class WakeTraits = taskplace::traits::Current,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 using SystemPool = Pool<taskplace::SysfsTopology, WakeTraits, BalanceTraits>;
+
+// A pool whose placers and balancers record into PoolOptions::trace (or
+// the ChromeTrace installed at its construction): every wake-up placement
+// and newidle balance, as Chrome trace JSON (taskplace/kit/trace.hpp).
+template <taskplace::Topology Topo = taskplace::SysfsTopology, class WakeTraits = taskplace::traits::Current,
+          class BalanceTraits = taskplace::DefaultBalanceTraits>
+using TracedPool = Pool<Topo, taskplace::kit::Traced<WakeTraits>, taskplace::kit::Traced<BalanceTraits>>;
 
 }  // namespace taskplace_pool
 

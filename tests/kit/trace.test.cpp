@@ -1,0 +1,203 @@
+// kit::ChromeTrace and ChromeTraceHook: the JSON is valid and complete (a
+// strict parser below reads it back), one event per decision, safe from
+// several threads at once, bounded with a dropped count.
+#include "taskplace/kit/trace.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "strict_json.hpp"
+
+#include <cctype>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "taskplace/clock.hpp"
+#include "taskplace/testing.hpp"
+#include "taskplace/topology/uniform.hpp"
+
+using namespace taskplace;
+using namespace std::chrono_literals;
+using taskplace::kit::ChromeTrace;
+using taskplace::kit::ChromeTraceHook;
+using taskplace::kit::Traced;
+using strict_json::Json;
+using strict_json::Reader;
+
+namespace {
+
+Json parse(const ChromeTrace& t) {
+  std::ostringstream out;
+  t.write(out);
+  return Reader(out.str()).document();
+}
+std::size_t count_cat(const Json& j, const std::string& cat) {
+  std::size_t n = 0;
+  for (const Json& e : j["traceEvents"].array())
+    if (e.has("cat") && e["cat"].str() == cat) ++n;
+  return n;
+}
+
+struct CountedTraced : Traced<traits::Current> {
+  using Stats = PlainStats;
+};
+struct CountedBalance : Traced<DefaultBalanceTraits> {
+  using Stats = PlainStats;
+};
+
+}  // namespace
+
+TEST_CASE("the strict reader refuses what is not JSON", "[kit][trace]") {
+  // The reader must be able to fail, or the validity checks below say nothing.
+  CHECK_THROWS(Reader(R"({"a":[1,2,]})").document());
+  CHECK_THROWS(Reader("{\"a\":\"x\ny\"}").document());
+  CHECK_THROWS(Reader(R"({"a":1} x)").document());
+  CHECK_THROWS(Reader(R"({"a":01})").document());
+  CHECK(Reader(R"({"a":[1.5,-2e3,"q\"\\\u0001"],"b":null})").document()["a"].array().size() == 3);
+}
+
+TEST_CASE("each wake decision becomes one event with the placement in its args", "[kit][trace]") {
+  ChromeTrace trace{64};
+  const auto topo = presets::westmere_12cpu_2013();
+  ChromeTrace::Install on{trace};
+  const WakePlacer<UniformTopology, CountedTraced> placer{topo};
+  decltype(placer)::task_state waker, wakee;
+  testing::ScriptedMachine<> m{12};
+  m.all_busy().idle(3);
+  // Kernel semantics: wake_affine_idle() pulls a sync wake-up whose waker
+  // is all the waking CPU runs (target 0, reason sync); select_idle_sibling()
+  // then finds the target busy and prev 3 idle in its LLC: idle_prev.
+  const auto p = placer.place({.waker = &waker, .waker_key = 7, .wakee = &wakee, .wakee_key = 8,
+                               .waking_cpu = 0, .prev_cpu = 3, .sync = true},
+                              m, Nanoseconds{1'234'567});
+  REQUIRE(p.cpu == 3);
+  for (int i = 0; i < 9; ++i)
+    placer.place({.waker = &waker, .waker_key = 7, .wakee = &wakee, .wakee_key = 8, .waking_cpu = 0,
+                  .prev_cpu = p.cpu},
+                 m, Nanoseconds{2'000'000 + i});
+  const Json j = parse(trace);
+  CHECK(count_cat(j, "wake") == placer.stats().get(WakeCounter::wakeups));
+  CHECK(count_cat(j, "wake") == 10);
+  const Json& e = j["traceEvents"].array().front();
+  CHECK(e["name"].str() == "idle_prev");
+  CHECK(e["ph"].str() == "i");
+  CHECK(e["ts"].num() == Approx(1234.567));  // microseconds from the event's own clock
+  CHECK(e["tid"].num() == 0);                 // the waking CPU
+  CHECK(e["args"]["waker"].num() == 7);
+  CHECK(e["args"]["wakee"].num() == 8);
+  CHECK(e["args"]["prev_cpu"].num() == 3);
+  CHECK(e["args"]["cpu"].num() == 3);
+  CHECK(e["args"]["affine"].str() == "sync");
+  CHECK(e["args"]["target"].num() == 0);
+  CHECK(std::get<bool>(e["args"]["wide"].v) == false);
+  CHECK(std::get<bool>(e["args"]["sync"].v) == true);
+  CHECK(j["otherData"]["recorded"].num() == 10);
+  CHECK(j["otherData"]["dropped"].num() == 0);
+}
+
+TEST_CASE("each newidle balance becomes one event", "[kit][trace]") {
+  ChromeTrace trace{64};
+  const auto topo = presets::westmere_12cpu_2013();
+  IdleBalancer<UniformTopology, CountedBalance> balancer{topo};
+  balancer.hook().attach(&trace);  // attached after construction, no Install
+  ManualClock clock{std::chrono::seconds{1}};
+  auto st = balancer.make_state(2, clock.now());
+  for (int i = 0; i < 5; ++i) {
+    balancer.balance(2, st, [&](std::uint32_t, LevelKind, const auto&) {
+      clock.advance(10us);
+      return i % 2 == 0;
+    }, clock);
+    clock.advance(1ms);
+    balancer.idle_end(st, clock.now());
+  }
+  const Json j = parse(trace);
+  CHECK(count_cat(j, "balance") == balancer.stats().get(BalanceCounter::runs));
+  CHECK(count_cat(j, "balance") == 5);
+  const Json& e = j["traceEvents"].array().front();
+  CHECK(e["tid"].num() == 2);
+  CHECK(e["name"].str() == "pulled");
+  CHECK(e["ts"].num() == Approx(1'000'010.0));  // the clock once the balance ended
+}
+
+TEST_CASE("a hook with no sink records nothing, and names are escaped", "[kit][trace]") {
+  ChromeTraceHook none;  // nothing installed
+  CHECK(none.sink == nullptr);
+  none(WakeEvent{});
+  ChromeTrace trace{4, "pool \"a\"\\\n\x01"};
+  {
+    ChromeTrace::Install on{trace};
+    CHECK(ChromeTraceHook{}.sink == &trace);
+  }
+  CHECK(ChromeTraceHook{}.sink == nullptr);  // the guard restored the one before
+  const Json j = parse(trace);
+  const auto& events = j["traceEvents"].array();
+  REQUIRE(events.size() == 1);  // the process name only
+  CHECK(events[0]["args"]["name"].str() == "pool \"a\"\\\n?");
+}
+
+TEST_CASE("past the cap events are counted as dropped and the JSON stays whole", "[kit][trace]") {
+  ChromeTrace trace{8};
+  ChromeTraceHook h;
+  h.attach(&trace);
+  for (int i = 0; i < 20; ++i) {
+    WakeEvent e{};
+    e.now = Nanoseconds{-1500 + i};  // a clock before its epoch still writes a number
+    h(e);
+  }
+  CHECK(trace.recorded() == 8);
+  CHECK(trace.dropped() == 12);
+  const Json j = parse(trace);
+  CHECK(count_cat(j, "wake") == 8);
+  CHECK(j["otherData"]["dropped"].num() == 12);
+  CHECK(j["otherData"]["capacity"].num() == 8);
+  CHECK(j["traceEvents"].array().front()["ts"].num() == Approx(-1.5));
+}
+
+TEST_CASE("placers on several threads record into one trace, none lost below the cap",
+          "[kit][trace][concurrency]") {
+  constexpr int threads = 4, per_thread = 5000;
+  ChromeTrace trace{threads * per_thread - 1000};  // 1000 over the cap in all
+  const auto topo = presets::westmere_12cpu_2013();
+  ChromeTrace::Install on{trace};
+  struct Shared : Traced<traits::Current> {
+    using Stats = AtomicStats;
+  };
+  const WakePlacer<UniformTopology, Shared> shared{topo};  // one placer, every thread
+  std::vector<std::thread> ts;
+  std::atomic<bool> writing{true};
+  std::thread writer([&] {  // write() while the recorders run: valid JSON each time
+    while (writing.load()) {
+      std::ostringstream out;
+      trace.write(out);
+      Reader(out.str()).document();
+    }
+  });
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      testing::ScriptedMachine<> m{12};
+      std::vector<decltype(shared)::task_state> tasks(8);
+      for (int i = 0; i < per_thread; ++i) {
+        const auto a = static_cast<std::size_t>(i % 8), b = static_cast<std::size_t>((i + 3) % 8);
+        const TaskKey base = static_cast<TaskKey>(t) * 100;
+        shared.place({.waker = &tasks[a], .waker_key = base + a + 1, .wakee = &tasks[b], .wakee_key = base + b + 1,
+                      .waking_cpu = static_cast<CpuId>(t), .prev_cpu = static_cast<CpuId>((i + t) % 12)},
+                     m, Nanoseconds{i});
+      }
+    });
+  for (auto& t : ts) t.join();
+  writing = false;
+  writer.join();
+  const Json j = parse(trace);
+  CHECK(count_cat(j, "wake") == threads * per_thread - 1000);
+  CHECK(trace.dropped() == 1000);
+  CHECK(count_cat(j, "wake") + trace.dropped() == shared.stats().get(WakeCounter::wakeups));
+  std::map<double, int> per_tid;
+  for (const Json& e : j["traceEvents"].array())
+    if (e.has("cat")) ++per_tid[e["tid"].num()];
+  CHECK(per_tid.size() == threads);  // every thread's CPU has its events
+}

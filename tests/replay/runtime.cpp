@@ -1,0 +1,238 @@
+// The replay of a runtime's own trace (the Chrome trace JSON of
+// taskplace::kit::ChromeTrace) under several policy sets (tools/replay,
+// chrome_trace.cpp and runtime.cpp).
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "replay.hpp"
+#include "taskplace/kit/trace.hpp"
+#include "taskplace/testing.hpp"
+
+#if TASKPLACE_REPLAY_POOL
+#include "taskplace_pool/pool.hpp"
+#endif
+
+using namespace taskplace;
+using namespace taskplace::replay;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+const SetResult& set(const RuntimeResult& r, const std::string& name) {
+  for (const SetResult& s : r.sets)
+    if (s.name == name) return s;
+  FAIL("no policy set " << name);
+  return r.sets.front();
+}
+
+// What follows from the rules alone, whatever the machine: AlwaysAffine
+// (affine::Always, no search) puts every wakee on the waking CPU, PrevCpu
+// (affine::Never, no search) on its previous CPU, and neither searches.
+void check_rule_identities(const ChromeTraceInput& in, const RuntimeResult& r) {
+  std::size_t on_waking = 0, on_prev = 0, pulls = 0;
+  for (const RecordedWake& w : in.wakes) {
+    on_waking += w.cpu == w.waking_cpu;
+    on_prev += w.cpu == w.prev_cpu;
+    pulls += w.waking_cpu != w.prev_cpu;
+  }
+  REQUIRE(r.sets.size() == policy_sets().size());
+  for (const SetResult& s : r.sets) CHECK(s.wakeups == in.wakes.size());
+  CHECK(r.recorded.wakeups == in.wakes.size());
+  CHECK(r.recorded.same_cpu == in.wakes.size());
+  const SetResult& always = set(r, "traits::AlwaysAffine");
+  const SetResult& prev = set(r, "traits::PrevCpu");
+  CHECK(always.same_cpu == on_waking);
+  CHECK(always.affine == pulls);  // every wake-up with waking != prev is pulled
+  CHECK(always.idle == 0);
+  CHECK(always.wide == 0);  // wide::Never
+  CHECK(prev.same_cpu == on_prev);
+  CHECK(prev.affine == 0);
+  CHECK(prev.idle == 0);
+}
+
+}  // namespace
+
+TEST_CASE("a runtime's trace is told from a perf trace by its first character", "[replay][runtime]") {
+  CHECK(starts_as_json(" \n\t{\"traceEvents\":[]}"));
+  CHECK_FALSE(starts_as_json("# ========\n# captured on: ...\n"));
+  CHECK_FALSE(starts_as_json("   perf  1234 [000] 1.000: sched:sched_waking: ..."));
+  CHECK_FALSE(starts_as_json("  \n"));
+}
+
+TEST_CASE("the reader takes a wake event's fields and ts in microseconds as nanoseconds", "[replay][runtime]") {
+  const std::string doc = R"({"traceEvents":[
+    {"name":"idle_prev","cat":"wake","ph":"i","s":"t","ts":1234.567,"pid":1,"tid":0,
+     "args":{"waker":7,"wakee":18446744073709551615,"waking_cpu":0,"prev_cpu":3,"target":0,"cpu":3,
+             "affine":"sync","wide":false,"sync":true,"scanned":0,"reservation_skips":0}},
+    {"name":"pulled","cat":"balance","ph":"i","ts":2000,"pid":1,"tid":2,"args":{}},
+    {"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"a \"pool\"\u0021"}}],
+    "otherData":{"dropped":5}})";
+  const ChromeTraceInput in = read_chrome_trace(doc);
+  REQUIRE(in.wakes.size() == 1);
+  const RecordedWake& w = in.wakes[0];
+  CHECK(w.time_ns == 1'234'567);
+  CHECK(w.waker == 7);
+  CHECK(w.wakee == 18446744073709551615ull);  // keys are read exactly, not as doubles
+  CHECK(w.prev_cpu == 3);
+  CHECK(w.cpu == 3);
+  CHECK(w.reason == "idle_prev");
+  CHECK(w.affine == "sync");
+  CHECK(w.sync);
+  CHECK_FALSE(w.wide);
+  CHECK(in.balances == 1);
+  CHECK(in.other_events == 1);
+  CHECK(in.process == "a \"pool\"!");
+  CHECK(in.dropped == 5);
+  CHECK(in.max_cpu_seen == 3);
+}
+
+TEST_CASE("the reader refuses what is not JSON, naming the line and column", "[replay][runtime]") {
+  const std::string head = R"({"traceEvents":[{"cat":"wake","ts":1,"args":{"waker":1,"wakee":2,"waking_cpu":0,)";
+  CHECK_THROWS_WITH(read_chrome_trace(head + R"("prev_cpu":0,"target":0,"cpu":0},}]})"),
+                    Catch::Contains("line 1 column") && Catch::Contains("expected '\"'"));
+  CHECK_THROWS_WITH(read_chrome_trace(head + R"("prev_cpu":0,"target":0}}]})"), Catch::Contains("cpu is missing"));
+  CHECK_THROWS_WITH(read_chrome_trace(head + R"("prev_cpu":0,"target":0,"cpu":-1}}]})"),
+                    Catch::Contains("cpu is missing or not a whole number"));
+  CHECK_THROWS_WITH(read_chrome_trace(head + R"("prev_cpu":0,"target":0,"cpu":0}}]} x)"),
+                    Catch::Contains("text after the JSON document"));
+  CHECK_THROWS_WITH(read_chrome_trace("{\"traceEvents\":[\n{\"cat\":\"wake\",\"name\":\"a\nb\"}]}"),
+                    Catch::Contains("line 2 column") && Catch::Contains("control character"));
+  CHECK_THROWS_WITH(read_chrome_trace(R"({"otherData":{}})"), Catch::Contains("no \"traceEvents\""));
+  CHECK_THROWS_WITH(read_chrome_trace("{\"a\":" + std::string(100, '[') + std::string(100, ']') + "}"),
+                    Catch::Contains("nested more than 64 deep"));  // refused, not a stack overflow
+  CHECK_THROWS_WITH(read_chrome_trace(R"({"traceEvents":[{"cat":"wake","ts":99999999999999999999,"args":{}}]})"),
+                    Catch::Contains("ts is out of range"));
+  CHECK_THROWS_WITH(read_chrome_trace(R"({"traceEvents":[]})"), Catch::Contains("no wake event"));
+}
+
+TEST_CASE("a Current trace replayed under Current agrees on the machine the replay models", "[replay][runtime]") {
+  // The recorder's machine is the replay's model (runtime.cpp): a CPU runs
+  // the task last seen there until it sleeps (a sync waker) or moves. Two
+  // pairs of tasks ping-pong on 4 CPUs of one LLC, every fifth wake-up
+  // without the sync hint (its waker keeps its CPU). Then the replay's
+  // Current sees what the recording Current saw, and decides alike.
+  Options o;
+  o.cpus = 4;
+  std::string words;
+  const TableTopology topo = replay::detail::make_topology(o, 4, words);
+  kit::ChromeTrace trace{256};
+  kit::ChromeTrace::Install on{trace};
+  const WakePlacer<TableTopology, kit::Traced<traits::Current>> placer{topo};
+  std::vector<decltype(placer)::task_state> tasks(5);
+  std::vector<CpuId> cpu_of = {0, 0, 1, 2, 3};
+  std::vector<TaskKey> occupant(4, no_task);  // by CPU; no_task: idle (every task asleep at first)
+  testing::ScriptedMachine<true> m{4};
+  auto runs = [&](TaskKey k, CpuId c) {
+    if (occupant[cpu_of[k]] == k) occupant[cpu_of[k]] = no_task;
+    cpu_of[k] = c;
+    occupant[c] = k;
+  };
+  std::size_t pulled_or_moved = 0;
+  for (int i = 0; i < 40; ++i) {
+    const TaskKey a = i % 2 == 0 ? 1 : 3, b = a + 1;
+    const TaskKey waker = (i / 2) % 2 == 0 ? a : b, wakee = waker == a ? b : a;
+    const bool sync = i % 5 != 0;
+    runs(waker, cpu_of[waker]);
+    std::uint32_t busy = 0;
+    for (CpuId c = 0; c < 4; ++c) {
+      if (occupant[c] != no_task) m.busy(c), ++busy;
+      else m.idle(c);
+    }
+    m.utilization(25 * busy);
+    const Placement p = placer.place({.waker = &tasks[waker], .waker_key = waker, .wakee = &tasks[wakee],
+                                      .wakee_key = wakee, .waking_cpu = cpu_of[waker], .prev_cpu = cpu_of[wakee],
+                                      .sync = sync},
+                                     m, Nanoseconds{1'000'000 + 1000 * i});
+    pulled_or_moved += p.cpu != cpu_of[wakee];
+    if (sync && occupant[cpu_of[waker]] == waker) occupant[cpu_of[waker]] = no_task;
+    runs(wakee, p.cpu);
+  }
+  REQUIRE(pulled_or_moved > 0);  // not a run where every wakee stays put
+  std::ostringstream out;
+  trace.write(out);
+  const ChromeTraceInput in = read_chrome_trace(out.str());
+  REQUIRE(in.wakes.size() == 40);
+  const RuntimeResult r = run_runtime(in, o);
+  CHECK(set(r, "traits::Current").same_cpu == 40);
+  CHECK(set(r, "traits::Current").idle == r.recorded.idle);
+  CHECK(set(r, "traits::Current").affine == r.recorded.affine);
+  check_rule_identities(in, r);
+  // The report names every set and says where each stands.
+  std::ostringstream table;
+  print_runtime_table(table, r);
+  for (const std::string& s : policy_sets()) CHECK_THAT(table.str(), Catch::Contains(s));
+  CHECK_THAT(table.str(), Catch::Contains("what each policy set would have decided"));
+}
+
+TEST_CASE("the stored pool trace replays under every policy set by its rules", "[replay][runtime]") {
+  // tests/data/traces/pool-pipe.json: taskplace_pool_bench --quick --only
+  // pipe --pipe-rounds 400 --trace, the pool's Current on a 2-CPU machine.
+  const ChromeTraceInput in = read_chrome_trace(read_file(std::string(TASKPLACE_TEST_DATA) + "/traces/pool-pipe.json"));
+  CHECK(in.wakes.size() == 80);  // 40 round trips, two wake-ups each
+  CHECK(in.dropped == 0);
+  const RuntimeResult r = run_runtime(in, {});
+  CHECK(r.cpus == 2);
+  check_rule_identities(in, r);
+  Options one;
+  one.cpus = 1;
+  CHECK_THROWS_AS(run_runtime(in, one), std::invalid_argument);  // the trace uses CPU 1
+}
+
+#if TASKPLACE_REPLAY_POOL
+namespace {
+using TracedPool = taskplace_pool::TracedPool<taskplace::UniformTopology>;
+taskplace_pool::task<void> echo(taskplace_pool::Channel<int>& in, taskplace_pool::Channel<int>& out) {
+  while (auto v = co_await in.recv()) co_await out.send(*v);
+}
+taskplace_pool::task<void> lead(taskplace_pool::Channel<int>& out, taskplace_pool::Channel<int>& in, int n) {
+  for (int i = 0; i < n; ++i) {
+    co_await out.send(i);
+    (void)co_await in.recv();
+  }
+  out.close();
+}
+taskplace_pool::task<void> pairs(TracedPool& p, int n) {
+  taskplace_pool::Channel<int> a{0}, b{0}, c{0}, d{0};
+  auto x = p.spawn(echo(a, b));
+  auto y = p.spawn(lead(a, b, n));
+  auto z = p.spawn(echo(c, d));
+  auto v = p.spawn(lead(c, d, n));
+  co_await y;
+  co_await v;
+  co_await x;
+  co_await z;
+}
+}  // namespace
+
+TEST_CASE("a trace the pool records replays with as many wake-ups as it placed", "[replay][runtime][pool]") {
+  kit::ChromeTrace trace{1 << 16};
+  taskplace_pool::PoolOptions po;
+  po.trace = &trace;
+  std::uint64_t placed = 0;
+  {
+    TracedPool pool{taskplace::UniformTopology{1, 1, 4, 1}, po};
+    pool.block_on(pairs(pool, 300));
+    pool.shutdown();
+    placed = pool.placer_stats().get(WakeCounter::wakeups);
+  }
+  std::ostringstream out;
+  trace.write(out);
+  const ChromeTraceInput in = read_chrome_trace(out.str());
+  CHECK(in.wakes.size() == placed);
+  CHECK(in.wakes.size() >= 1200);  // two pairs, 300 round trips each
+  Options o;
+  o.cpus = 4;
+  const RuntimeResult r = run_runtime(in, o);
+  check_rule_identities(in, r);
+}
+#endif

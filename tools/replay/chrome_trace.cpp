@@ -1,0 +1,308 @@
+// tools/replay/chrome_trace.cpp: the strict JSON reader (see
+// chrome_trace.hpp). Each element of "traceEvents" is read into a small
+// value tree and converted at once, so that memory follows the events
+// kept, not the document's size.
+#include "chrome_trace.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+namespace taskplace::replay {
+
+namespace {
+
+struct Value {
+  enum class Kind : std::uint8_t { null, boolean, number, string, array, object } kind = Kind::null;
+  bool b = false;
+  std::string text;  // a number's token, or a string's contents
+  std::vector<Value> items;      // an array's; an object's values
+  std::vector<std::string> keys; // an object's keys, one per item
+
+  const Value* find(std::string_view k) const {
+    if (kind != Kind::object) return nullptr;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == k) return &items[i];
+    return nullptr;
+  }
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view s) : s_(s) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    std::size_t line = 1, col = 1;
+    for (std::size_t k = 0; k < i_ && k < s_.size(); ++k) {
+      if (s_[k] == '\n') ++line, col = 1;
+      else ++col;
+    }
+    throw TraceError("line " + std::to_string(line) + " column " + std::to_string(col) + ": " + what);
+  }
+  void ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
+  }
+  char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  bool at_end() const { return i_ >= s_.size(); }
+  void expect(char c) {
+    if (peek() != c) fail(std::string("expected '") + c + "'");
+    ++i_;
+  }
+  // Effects: consumes ch (after white space) if it is next. Returns: whether it was.
+  bool take(char ch) {
+    ws();
+    if (peek() != ch) return false;
+    ++i_;
+    return true;
+  }
+
+  std::string string() {
+    ws();
+    expect('"');
+    std::string out;
+    for (;;) {
+      if (at_end()) fail("unterminated string");
+      const char c = s_[i_];
+      if (static_cast<unsigned char>(c) < 0x20) fail("control character in a string");
+      ++i_;
+      if (c == '"') return out;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      const char e = peek();
+      ++i_;
+      switch (e) {
+        case '"': case '\\': case '/': out += e; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          unsigned cp = 0;
+          for (int k = 0; k < 4; ++k, ++i_) {
+            const char h = peek();
+            const unsigned d = h >= '0' && h <= '9' ? unsigned(h - '0')
+                               : h >= 'a' && h <= 'f' ? unsigned(h - 'a' + 10)
+                               : h >= 'A' && h <= 'F' ? unsigned(h - 'A' + 10)
+                                                      : 16u;
+            if (d == 16) fail("bad \\u escape");
+            cp = cp * 16 + d;
+          }
+          // Names only: a code point outside ASCII is kept as '?'.
+          out += cp < 0x80 ? static_cast<char>(cp) : '?';
+          break;
+        }
+        default: fail("bad escape");
+      }
+    }
+  }
+
+  // Effects: reads one value, at most max_depth arrays and objects deep
+  // (a deeper one is refused, not a stack overflow).
+  Value value() {
+    struct Depth {
+      Reader& r;
+      explicit Depth(Reader& rd) : r(rd) {
+        if (++r.depth_ > max_depth) r.fail("nested more than " + std::to_string(max_depth) + " deep");
+      }
+      ~Depth() { --r.depth_; }
+    } depth{*this};
+    ws();
+    Value v;
+    switch (peek()) {
+      case '{':
+        ++i_;
+        v.kind = Value::Kind::object;
+        if (take('}')) return v;
+        do {
+          std::string k = string();
+          ws();
+          expect(':');
+          v.keys.push_back(std::move(k));
+          v.items.push_back(value());
+        } while (take(','));
+        ws();
+        expect('}');
+        return v;
+      case '[':
+        ++i_;
+        v.kind = Value::Kind::array;
+        if (take(']')) return v;
+        do v.items.push_back(value());
+        while (take(','));
+        ws();
+        expect(']');
+        return v;
+      case '"':
+        v.kind = Value::Kind::string;
+        v.text = string();
+        return v;
+      case 't': word("true"), v.kind = Value::Kind::boolean, v.b = true; return v;
+      case 'f': word("false"), v.kind = Value::Kind::boolean; return v;
+      case 'n': word("null"); return v;
+      default:
+        v.kind = Value::Kind::number;
+        v.text = number();
+        return v;
+    }
+  }
+
+ private:
+  void word(std::string_view w) {
+    if (s_.substr(i_, w.size()) != w) fail("not a JSON value");
+    i_ += w.size();
+  }
+  std::string number() {
+    const std::size_t start = i_;
+    auto digits = [&] {
+      const std::size_t d = i_;
+      while (peek() >= '0' && peek() <= '9') ++i_;
+      return i_ > d;
+    };
+    if (peek() == '-') ++i_;
+    if (peek() == '0') ++i_;
+    else if (!digits()) fail("not a JSON value");
+    if (peek() == '.') {
+      ++i_;
+      if (!digits()) fail("bad number");
+    }
+    if (peek() == 'e' || peek() == 'E') {
+      ++i_;
+      if (peek() == '+' || peek() == '-') ++i_;
+      if (!digits()) fail("bad number");
+    }
+    return std::string(s_.substr(start, i_ - start));
+  }
+
+  static constexpr int max_depth = 64;
+  std::string_view s_;
+  std::size_t i_ = 0;
+  int depth_ = 0;
+};
+
+// An unsigned integer field; `what` names it in the error.
+std::uint64_t integer(const Reader& r, const Value& ev, const Value* args, std::string_view key) {
+  const Value* v = args != nullptr ? args->find(key) : nullptr;
+  if (v == nullptr) v = ev.find(key);
+  std::uint64_t n = 0;
+  if (v == nullptr || v->kind != Value::Kind::number ||
+      std::from_chars(v->text.data(), v->text.data() + v->text.size(), n).ec != std::errc{} ||
+      v->text.find_first_of(".eE-") != std::string::npos)
+    r.fail("a wake event's " + std::string(key) + " is missing or not a whole number");
+  return n;
+}
+
+CpuId cpu_field(const Reader& r, const Value& ev, const Value* args, std::string_view key) {
+  const std::uint64_t n = integer(r, ev, args, key);
+  if (n >= std::numeric_limits<CpuId>::max()) r.fail("a wake event's " + std::string(key) + " is no CPU");
+  return static_cast<CpuId>(n);
+}
+
+// ts in microseconds with up to three decimals (more are cut) as ns; at
+// most max_ts_us either side of 0, so that differences of two fit.
+constexpr std::int64_t max_ts_us = 4'000'000'000'000'000;
+std::int64_t time_ns(const Reader& r, const Value* ts) {
+  if (ts == nullptr || ts->kind != Value::Kind::number) r.fail("a wake event has no ts");
+  const std::string& t = ts->text;
+  if (t.find_first_of("eE") != std::string::npos) {
+    const double us = std::strtod(t.c_str(), nullptr);
+    if (!(us >= -double(max_ts_us) && us <= double(max_ts_us))) r.fail("a wake event's ts is out of range");
+    return std::llround(us * 1000.0);
+  }
+  const bool neg = !t.empty() && t[0] == '-';
+  const std::size_t dot = t.find('.');
+  std::int64_t us = 0, frac = 0;
+  const char* end = t.data() + (dot == std::string::npos ? t.size() : dot);
+  if (std::from_chars(t.data() + (neg ? 1 : 0), end, us).ec != std::errc{} || us > max_ts_us)
+    r.fail("a wake event's ts is out of range");
+  if (dot != std::string::npos) {
+    std::string f = t.substr(dot + 1, 3);
+    f.append(3 - f.size(), '0');
+    std::from_chars(f.data(), f.data() + 3, frac);
+  }
+  const std::int64_t ns = us * 1000 + frac;
+  return neg ? -ns : ns;
+}
+
+bool flag(const Value* args, std::string_view key) {
+  const Value* v = args != nullptr ? args->find(key) : nullptr;
+  return v != nullptr && v->kind == Value::Kind::boolean && v->b;
+}
+std::string text(const Value* v) { return v != nullptr && v->kind == Value::Kind::string ? v->text : std::string(); }
+
+}  // namespace
+
+bool starts_as_json(std::string_view text) noexcept {
+  const std::size_t i = text.find_first_not_of(" \t\r\n");
+  return i != std::string_view::npos && text[i] == '{';
+}
+
+ChromeTraceInput read_chrome_trace(std::string_view s) {
+  ChromeTraceInput out;
+  Reader r(s);
+  bool saw_events = false;
+  r.ws();
+  r.expect('{');
+  if (!r.take('}')) {
+    do {
+      const std::string key = r.string();
+      r.ws();
+      r.expect(':');
+      if (key != "traceEvents") {
+        const Value v = r.value();
+        if (key == "otherData")
+          if (const Value* d = v.find("dropped"); d != nullptr && d->kind == Value::Kind::number)
+            std::from_chars(d->text.data(), d->text.data() + d->text.size(), out.dropped);
+        continue;
+      }
+      saw_events = true;
+      r.ws();
+      r.expect('[');
+      if (r.take(']')) continue;
+      do {
+        const Value ev = r.value();
+        if (ev.kind != Value::Kind::object) r.fail("an element of traceEvents is not an object");
+        const std::string cat = text(ev.find("cat"));
+        const Value* args = ev.find("args");
+        if (cat == "balance") {
+          ++out.balances;
+        } else if (cat == "wake") {
+          RecordedWake w;
+          w.time_ns = time_ns(r, ev.find("ts"));
+          w.waker = integer(r, ev, args, "waker");
+          w.wakee = integer(r, ev, args, "wakee");
+          w.waking_cpu = cpu_field(r, ev, args, "waking_cpu");
+          w.prev_cpu = cpu_field(r, ev, args, "prev_cpu");
+          w.target = cpu_field(r, ev, args, "target");
+          w.cpu = cpu_field(r, ev, args, "cpu");
+          w.reason = text(ev.find("name"));
+          w.affine = text(args != nullptr ? args->find("affine") : nullptr);
+          w.wide = flag(args, "wide");
+          w.sync = flag(args, "sync");
+          for (CpuId c : {w.waking_cpu, w.prev_cpu, w.target, w.cpu})
+            if (c > out.max_cpu_seen) out.max_cpu_seen = c;
+          out.wakes.push_back(std::move(w));
+        } else {
+          ++out.other_events;
+          if (text(ev.find("name")) == "process_name" && args != nullptr) out.process = text(args->find("name"));
+        }
+      } while (r.take(','));
+      r.ws();
+      r.expect(']');
+    } while (r.take(','));
+    r.ws();
+    r.expect('}');
+  }
+  r.ws();
+  if (!r.at_end()) r.fail("text after the JSON document");
+  if (!saw_events) throw TraceError("no \"traceEvents\" array: not a Chrome trace");
+  if (out.wakes.empty())
+    throw TraceError("no wake event in the Chrome trace: expected the output of taskplace::kit::ChromeTrace");
+  return out;
+}
+
+}  // namespace taskplace::replay

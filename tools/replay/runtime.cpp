@@ -1,0 +1,219 @@
+// tools/replay/runtime.cpp: a runtime's recorded wake-ups (the Chrome trace
+// JSON of taskplace::kit::ChromeTrace) replayed under several policy sets,
+// and the table of what each would have decided (see replay.hpp).
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "replay.hpp"
+
+namespace taskplace::replay {
+
+namespace {
+
+constexpr std::int64_t never = std::numeric_limits<std::int64_t>::min();
+
+// The machine as the recorded decisions leave it. The trace says where a
+// task ran (a waker, on its waking CPU) and where it was placed (a wakee),
+// and that a sync waker sleeps next (WF_SYNC); not when other tasks slept.
+// So a CPU runs the task last seen there until that task sleeps (sync) or
+// shows up elsewhere, and at most Options::busy_window_ns after it was
+// last seen there: then it counts as idle. A busy CPU has one task, 1024
+// of load; the LLC's utilisation (SIS_UTIL's input) is its busy share.
+struct WindowMachine {
+  struct Occupant {
+    TaskKey task = no_task;
+    std::int64_t at = never;
+  };
+  const TableTopology* topo = nullptr;
+  std::vector<Occupant> occ;
+  std::unordered_map<TaskKey, CpuId> where;
+  std::int64_t now = 0;
+  std::int64_t window = 0;
+
+  bool is_idle(CpuId c) const { return occ[c].at == never || now - occ[c].at > window; }
+  std::uint32_t nr_running(CpuId c) const { return is_idle(c) ? 0u : 1u; }
+  std::uint64_t load(CpuId c) const { return std::uint64_t{nr_running(c)} * 1024u; }
+  std::uint32_t llc_utilization_pct(CpuId c) const {
+    std::uint32_t busy = 0, n = 0;
+    for (auto x : topo->llc_cpus(c)) busy += nr_running(static_cast<CpuId>(x)), ++n;
+    return n ? 100u * busy / n : 0u;
+  }
+  // Effects: task k runs on c from now (leaving the CPU it ran on).
+  void runs(TaskKey k, CpuId c) {
+    if (auto it = where.find(k); it != where.end() && it->second != c && occ[it->second].task == k)
+      occ[it->second] = {};
+    where[k] = c;
+    occ[c] = {k, now};
+  }
+  // Effects: task k sleeps; its CPU, if it still runs there, is idle.
+  void sleeps(TaskKey k) {
+    if (auto it = where.find(k); it != where.end()) {
+      if (occ[it->second].task == k) occ[it->second] = {};
+      where.erase(it);
+    }
+  }
+};
+static_assert(MachineState<WindowMachine> && HasLlcUtilization<WindowMachine>);
+
+bool idle_reason(WakeReason r) {
+  return r == WakeReason::idle_target || r == WakeReason::idle_prev || r == WakeReason::idle_recent ||
+         r == WakeReason::idle_core || r == WakeReason::idle_scan || r == WakeReason::idle_smt_sibling;
+}
+
+class AnySet {
+ public:
+  virtual ~AnySet() = default;
+  virtual void wake(const RecordedWake& w, const WindowMachine& m) = 0;
+  virtual const SetResult& result() const = 0;
+};
+
+// One policy set's replay: its own placer, and its own flips (and, for
+// the 2008 set, overlaps) per task.
+template <class Traits>
+class SetReplay final : public AnySet {
+ public:
+  using Placer = WakePlacer<TableTopology, Traits>;
+  SetReplay(std::string name, const TableTopology& t) : placer_(t) { r_.name = std::move(name); }
+
+  void wake(const RecordedWake& w, const WindowMachine& m) override {
+    auto& wakee = tasks_[w.wakee];
+    typename Placer::task_state* waker = w.waker != no_task ? &tasks_[w.waker] : nullptr;
+    typename Placer::Wakeup up;
+    up.waker = waker;
+    up.waker_key = w.waker;
+    up.wakee = &wakee;
+    up.wakee_key = w.wakee;
+    up.waking_cpu = w.waking_cpu;
+    up.prev_cpu = w.prev_cpu;
+    up.sync = w.sync;
+    up.current_cpu = w.reason == "current_cpu";  // the runtime's hand-off hint
+    up.waker_load = waker != nullptr ? 1024 : 0;
+    const Nanoseconds now{w.time_ns};
+    const Placement p = placer_.place(up, m, now);
+    // A sync waker sleeps next (WF_SYNC): that closes its overlap.
+    if constexpr (Placer::tracking_overlap)
+      if (w.sync && waker != nullptr) placer_.task_sleeps(*waker, now);
+    ++r_.wakeups;
+    r_.same_cpu += p.cpu == w.cpu;
+    r_.affine += p.target == w.waking_cpu && w.waking_cpu != w.prev_cpu;
+    r_.idle += idle_reason(p.reason);
+    r_.wide += p.wide;
+  }
+  const SetResult& result() const override { return r_; }
+
+ private:
+  Placer placer_;
+  std::unordered_map<TaskKey, typename Placer::task_state> tasks_;
+  SetResult r_;
+};
+
+std::vector<std::unique_ptr<AnySet>> make_sets(const TableTopology& t) {
+  std::vector<std::unique_ptr<AnySet>> s;
+  s.push_back(std::make_unique<SetReplay<traits::Current>>("traits::Current", t));
+  s.push_back(std::make_unique<SetReplay<traits::Linux2013>>("traits::Linux2013", t));
+  s.push_back(std::make_unique<SetReplay<traits::Linux2008<>>>("traits::Linux2008<>", t));
+  s.push_back(std::make_unique<SetReplay<traits::AlwaysAffine>>("traits::AlwaysAffine", t));
+  s.push_back(std::make_unique<SetReplay<traits::PrevCpu>>("traits::PrevCpu", t));
+  return s;
+}
+
+std::string pct(std::size_t part, std::size_t whole) {
+  if (whole == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * double(part) / double(whole));
+  return buf;
+}
+std::string pad(std::string s, std::size_t w) {
+  if (s.size() < w) s.append(w - s.size(), ' ');
+  return s;
+}
+std::string lpad(std::string s, std::size_t w) {
+  if (s.size() < w) s.insert(0, w - s.size(), ' ');
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& policy_sets() {
+  static const std::vector<std::string> names = {"traits::Current", "traits::Linux2013", "traits::Linux2008<>",
+                                                 "traits::AlwaysAffine", "traits::PrevCpu"};
+  return names;
+}
+
+RuntimeResult run_runtime(const ChromeTraceInput& trace, const Options& o) {
+  RuntimeResult r;
+  const std::uint64_t wanted = o.cpus != 0 ? o.cpus : std::uint64_t{trace.max_cpu_seen} + 1;
+  if (wanted > detail::max_cpus)
+    throw std::invalid_argument("a machine of " + std::to_string(wanted) + " CPUs: the replay takes at most " +
+                                std::to_string(detail::max_cpus));
+  std::string words;
+  const TableTopology topo = detail::make_topology(o, static_cast<std::uint32_t>(wanted), words);
+  r.cpus = static_cast<std::uint32_t>(topo.cpu_count());
+  if (trace.max_cpu_seen >= r.cpus)
+    throw std::invalid_argument("the trace uses CPU " + std::to_string(trace.max_cpu_seen) +
+                                " but the machine has " + std::to_string(r.cpus) + " CPUs (--cpus)");
+  r.topology = words;
+  r.process = trace.process;
+  r.balances = trace.balances;
+  r.dropped = trace.dropped;
+  r.busy_window_ns = o.busy_window_ns;
+
+  // Time order: recorders on several threads claim their slots in nearly,
+  // not exactly, the order of their clocks.
+  std::vector<const RecordedWake*> order;
+  order.reserve(trace.wakes.size());
+  for (const RecordedWake& w : trace.wakes) order.push_back(&w);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const RecordedWake* a, const RecordedWake* b) { return a->time_ns < b->time_ns; });
+
+  WindowMachine m{&topo, std::vector<WindowMachine::Occupant>(r.cpus), {}, 0, o.busy_window_ns};
+  auto sets = make_sets(topo);
+  std::map<std::string, std::size_t> reasons;
+  r.recorded.name = "recorded (the runtime)";
+  for (const RecordedWake* w : order) {
+    m.now = w->time_ns;
+    if (w->waker != no_task) m.runs(w->waker, w->waking_cpu);  // none: a thread off the runtime woke it
+    for (auto& s : sets) s->wake(*w, m);
+    if (w->sync && w->waker != no_task) m.sleeps(w->waker);
+    m.runs(w->wakee, w->cpu);  // it runs there next
+    ++r.recorded.wakeups;
+    ++r.recorded.same_cpu;
+    r.recorded.affine += w->target == w->waking_cpu && w->waking_cpu != w->prev_cpu;
+    r.recorded.idle += w->reason.rfind("idle_", 0) == 0;
+    r.recorded.wide += w->wide;
+    ++reasons[w->reason];
+  }
+  for (auto& s : sets) r.sets.push_back(s->result());
+  r.reasons.assign(reasons.begin(), reasons.end());
+  std::stable_sort(r.reasons.begin(), r.reasons.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return r;
+}
+
+void print_runtime_table(std::ostream& out, const RuntimeResult& r) {
+  out << "runtime trace" << (r.process.empty() ? std::string() : ": " + r.process) << "\n";
+  out << "machine: " << r.topology << "; busy window: " << r.busy_window_ns / 1000 << " us\n\n";
+  out << "wake events      " << lpad(std::to_string(r.recorded.wakeups), 10) << "\n";
+  out << "balance events   " << lpad(std::to_string(r.balances), 10) << "\n";
+  out << "dropped (the recorder's cap)" << lpad(std::to_string(r.dropped), 10) << "\n\n";
+  out << "the runtime's final reasons:\n";
+  for (const auto& [reason, n] : r.reasons)
+    out << "  " << pad(reason, 20) << lpad(std::to_string(n), 10) << lpad(pct(n, r.recorded.wakeups), 9) << "\n";
+  out << "\nwhat each policy set would have decided (same CPU: it picks the CPU the runtime chose):\n";
+  out << pad("policy set", 24) << lpad("wake-ups", 10) << lpad("same CPU", 10) << lpad("same%", 9)
+      << lpad("affine", 9) << lpad("idle", 9) << lpad("wide", 9) << "\n";
+  auto row = [&](const SetResult& s) {
+    out << pad(s.name, 24) << lpad(std::to_string(s.wakeups), 10) << lpad(std::to_string(s.same_cpu), 10)
+        << lpad(pct(s.same_cpu, s.wakeups), 9) << lpad(std::to_string(s.affine), 9)
+        << lpad(std::to_string(s.idle), 9) << lpad(std::to_string(s.wide), 9) << "\n";
+  };
+  row(r.recorded);
+  for (const SetResult& s : r.sets) row(s);
+}
+
+}  // namespace taskplace::replay
