@@ -64,6 +64,11 @@ struct Options {
   // blocks in its io_context (a wake-up of a blocked thread costs a futex
   // round trip). default 20 us; kernel: the cpuidle poll state.
   Nanoseconds idle_spin{std::chrono::microseconds{20}};
+  // While it spins, how often it looks at the others' queues (the newidle
+  // balance looked when it ran dry). A wake-up the placer kept on a busy
+  // worker (the waker's, which ends next) is then not taken at once by a
+  // spinning neighbour. default 5 us; kernel: the idle balance's interval.
+  Nanoseconds idle_balance{std::chrono::microseconds{5}};
   // How long a blocked worker sleeps at most before it looks at the other
   // workers' queues again. default 1 ms; kernel: the nohz idle-balance kick.
   Nanoseconds idle_poll{std::chrono::milliseconds{1}};
@@ -376,21 +381,26 @@ class Runtime {
     tl_ = {};
   }
 
-  // Effects: spins (polling its queue, its io_context and the others'
-  //   queues) for idle_spin, then blocks in its io_context, for idle_poll
-  //   at most, then steals once more (the periodic balance).
+  // Effects: spins (polling its queue and its io_context) for idle_spin,
+  //   looking at the others' queues every idle_balance (the periodic
+  //   balance), then blocks in its io_context, for idle_poll at most, and
+  //   steals once more.
   // Returns: a handler to run, or null (look at the own queue again).
   template <class Queues>
   detail::Node* idle(CpuId self, Queues& queues) {
     Worker& me = w_[self];
-    const auto until = clock_.now() + opts_.idle_spin;
+    const auto start = clock_.now();
+    auto next_balance = start + opts_.idle_balance;
     machine_.spinning(self);
-    do {
+    for (auto now = start; now - start < opts_.idle_spin; now = clock_.now()) {
       if (me.q.size() != 0 || me.ctx.poll() != 0) return nullptr;
-      if (auto* x = me.thief->periodic(queues, taskplace::kit::NoLastRan{}, clock_)) return x;
+      if (now >= next_balance) {
+        next_balance = now + opts_.idle_balance;
+        if (auto* x = me.thief->periodic(queues, taskplace::kit::NoLastRan{}, clock_)) return x;
+      }
       if (stopping_.load(std::memory_order_relaxed)) return nullptr;
       std::this_thread::yield();
-    } while (clock_.now() < until);
+    }
     machine_.parked(self);
     me.sleeping.store(true);
     if (me.q.size() == 0 && !stopping_.load()) me.ctx.run_one_for(opts_.idle_poll);
