@@ -82,6 +82,7 @@ struct Stats {
   std::uint64_t migrations = 0;  // handlers of a task run on another worker than its last
   std::uint64_t steals = 0;      // handlers an idle worker took from another's queue
   std::uint64_t remote = 0;      // wake-ups placed on another worker than the waking one
+  std::uint64_t unparks = 0;     // wake-ups that ended a worker's sleep in its io_context
 };
 
 namespace detail {
@@ -258,6 +259,7 @@ class Runtime {
       s.steals += w_[c].thief->counts().steals;
     }
     s.remote = remote_.load(std::memory_order_relaxed);
+    s.unparks = unparks_.load(std::memory_order_relaxed);
     return s;
   }
 
@@ -323,7 +325,10 @@ class Runtime {
   //   the other.
   void wake(CpuId c) {
     auto& s = w_[c].sleeping;
-    if (s.load() && s.exchange(false)) boost::asio::post(w_[c].ctx, [] {});
+    if (s.load() && s.exchange(false)) {
+      unparks_.fetch_add(1, std::memory_order_relaxed);
+      boost::asio::post(w_[c].ctx, [] {});
+    }
   }
   // kernel: nohz_balancer_kick(): the first sleeping worker but c.
   void kick(CpuId c) {
@@ -465,7 +470,7 @@ class Runtime {
   std::atomic<std::int64_t> pending_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint32_t> rr_{0};
-  std::atomic<std::uint64_t> remote_{0};
+  std::atomic<std::uint64_t> remote_{0}, unparks_{0};
   std::mutex idle_m_;
   std::condition_variable idle_cv_;
   std::mutex error_m_;
