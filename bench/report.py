@@ -31,7 +31,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = "docs/benchmarks.md"
-BENCHES = ["pool", "fiber", "micro", "kernel-pipe", "kernel-hackbench"]
+BENCHES = ["pool", "fiber", "asio", "micro", "kernel-pipe", "kernel-hackbench"]
 META_KEYS = ["benchmark", "command", "machine", "commit", "date", "note"]
 
 
