@@ -7,7 +7,10 @@
 // that task: the placer picks the worker from the waker (the task running
 // on this thread, on this worker; off the pool: the kit's rule) and the
 // wakee's state (kit::TaskStore), over the workers' counters
-// (kit::Machine); the handler is queued on that worker.
+// (kit::Machine); the handler is queued on that worker. A task is not a
+// strand: two handlers of one task posted at once may run at once on two
+// workers; a task whose handlers share state keeps one in flight (each
+// posts the next), or locks.
 //
 // Why a queue of our own beside each io_context: an io_context's queue is
 // opaque (no size, no removal of one handler by another thread), so an
@@ -52,12 +55,12 @@
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/table.hpp"
 #include "taskplace/wake_placer.hpp"
+#include "taskplace_asio/queue.hpp"
 
 namespace taskplace_asio {
 
 using taskplace::CpuId;
 using taskplace::Nanoseconds;
-using Task = const void*;  // a task's handle; its address names it
 
 struct Options {
   // How long an idle worker polls its queue and the others' before it
@@ -84,71 +87,6 @@ struct Stats {
   std::uint64_t remote = 0;      // wake-ups placed on another worker than the waking one
   std::uint64_t unparks = 0;     // wake-ups that ended a worker's sleep in its io_context
 };
-
-namespace detail {
-template <class W>
-struct SharedTraits : W {
-  using Stats = taskplace::AtomicStats;  // one placer, every thread
-};
-
-// A queued handler: its task, and whether the task is the handler's own
-// (post without a task: erased from the store when it has run).
-struct Node {
-  Task task = nullptr;
-  bool own = false;
-  virtual void run() = 0;
-  virtual ~Node() = default;
-};
-template <class F>
-struct NodeOf final : Node {
-  explicit NodeOf(F&& fn) : f(std::move(fn)) {}
-  void run() override { f(); }
-  F f;
-};
-
-// One worker's ready handlers as a thief sees them (kit::WorkerQueue). The
-// owner takes the oldest; a thief too (the one waiting longest).
-struct Queue {
-  taskplace::kit::Machine* machine = nullptr;
-  CpuId owner = 0;
-  std::mutex m;
-  std::deque<Node*> q;
-  std::atomic<std::size_t> n{0};
-
-  std::size_t size() const noexcept { return n.load(std::memory_order_seq_cst); }
-  template <class Pick>
-  Node* try_steal(const Pick& pick) {
-    std::lock_guard lk(m);
-    if (q.empty()) return nullptr;
-    const auto it = pick(q.begin(), q.end());
-    if (it == q.end()) return nullptr;
-    Node* x = *it;
-    q.erase(it);
-    n.fetch_sub(1, std::memory_order_relaxed);
-    machine->dequeued(owner);
-    return x;
-  }
-  Node* try_steal() {
-    return try_steal([](auto first, auto) { return first; });
-  }
-  // Returns: whether the machine's overload flag was set by this push.
-  bool push(Node* x) {
-    {
-      std::lock_guard lk(m);
-      q.push_back(x);
-      n.fetch_add(1, std::memory_order_seq_cst);
-    }
-    return machine->queued(owner);
-  }
-};
-
-inline taskplace::TableTopology flat_topology(std::uint32_t workers) {
-  if (workers == 0) throw std::invalid_argument("taskplace_asio::Runtime: workers must be >= 1");
-  std::vector<std::uint32_t> cores(workers), same(workers, 0);
-  for (std::uint32_t i = 0; i < workers; ++i) cores[i] = i;
-  return taskplace::TableTopology(std::move(cores), same, same);
-}
-}  // namespace detail
 
 // The runtime. Not movable (the workers point at it).
 // Shutdown, defined:
