@@ -87,12 +87,13 @@ TEST_CASE("every handler runs exactly once, posted from off the pool and from ha
   Watchdog dog{30s, "exactly once"};
   constexpr std::uint32_t outer = 2'000, inner = 50;  // 102,000 handlers
   std::vector<std::atomic<std::uint32_t>> runs(outer * (inner + 1));
+  std::atomic<std::uint32_t> off_worker{0};  // Catch's macros on the test's thread only
   {
     Rt rt{4};
     for (std::uint32_t i = 0; i < outer; ++i)
-      REQUIRE(rt.post([&rt, &runs, i] {
+      REQUIRE(rt.post([&rt, &runs, &off_worker, i] {
         runs[i].fetch_add(1);
-        REQUIRE(rt.current_worker().has_value());
+        if (!rt.current_worker().has_value()) off_worker.fetch_add(1);
         for (std::uint32_t j = 0; j < inner; ++j) {
           const std::uint32_t k = outer + i * inner + j;
           rt.post([&runs, k] { runs[k].fetch_add(1); });  // from a worker
@@ -104,6 +105,7 @@ TEST_CASE("every handler runs exactly once, posted from off the pool and from ha
   std::size_t wrong = 0;
   for (auto& r : runs) wrong += r.load() != 1;
   CHECK(wrong == 0);
+  CHECK(off_worker.load() == 0);
 }
 
 TEST_CASE("no lost wake-up: 10^6 handlers in ping-pong chains across the io_contexts") {
@@ -247,8 +249,7 @@ TEST_CASE("Asio's post and a timer's completion, through a task's executor, run 
   boost::asio::post(ex, [&] { posted.set_value(rt.current_task()); });
   boost::asio::steady_timer timer{rt.context(1), 2ms};
   timer.async_wait(boost::asio::bind_executor(ex, [&](const boost::system::error_code& ec) {
-    REQUIRE_FALSE(ec);
-    fired.set_value(rt.current_task());
+    fired.set_value(ec ? nullptr : rt.current_task());
   }));
   CHECK(posted.get_future().get() == &session);
   CHECK(fired.get_future().get() == &session);
@@ -268,8 +269,9 @@ TEST_CASE("a channel: every value received once, in order, each receive a wake-u
   std::vector<int> got;  // the consumer's: one receive in flight at a time
   got.reserve(values);
   std::promise<void> done;
+  std::atomic<int> elsewhere{0};  // handlers that ran as another task than the consumer
   std::function<void(int)> on_value = [&](int v) {
-    CHECK(rt.current_task() == &consumer);
+    if (rt.current_task() != &consumer) elsewhere.fetch_add(1);
     got.push_back(v);
     if (got.size() == values) done.set_value();
     else ch.async_receive(&consumer, on_value);
@@ -294,4 +296,5 @@ TEST_CASE("a channel: every value received once, in order, each receive a wake-u
   for (int i = 0; i < values; ++i) in_order = in_order && got[static_cast<std::size_t>(i)] == i;
   CHECK(in_order);
   CHECK(ch.queued() == 0);
+  CHECK(elsewhere.load() == 0);
 }
