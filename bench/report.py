@@ -31,7 +31,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = "docs/benchmarks.md"
-BENCHES = ["pool", "fiber", "micro", "kernel-pipe", "kernel-hackbench"]
+BENCHES = ["pool", "fiber", "asio", "micro", "kernel-pipe", "kernel-hackbench"]
 META_KEYS = ["benchmark", "command", "machine", "commit", "date", "note"]
 
 
@@ -396,6 +396,7 @@ class Fiber:
     columns = ["workload", "runtime", "rep", "workers", "seconds", "ops_per_s", "p50_us", "p99_us", "migrations",
                "steals", "placed_remote"]
     base = "work_stealing"
+    plot = "vs-work-stealing"
 
     def __init__(self, meta, rows):
         self.meta = meta
@@ -419,7 +420,7 @@ class Fiber:
         return "\n".join([header_line(self.name, self.meta), "",
                           f"Median ops/s of {self.base}, and each runtime's median over it (above 1: faster):",
                           "", md_table(head, body), "",
-                          image_line(self.name, "vs-work-stealing", self.plots["vs-work-stealing"])])
+                          image_line(self.name, self.plot, self.plots[self.plot])])
 
     @staticmethod
     def import_run(inputs):
@@ -437,6 +438,20 @@ class Fiber:
         ratio_bars(image_path(self.name, "vs-work-stealing"),
                    "Boost.Fiber: each algorithm against Boost's work_stealing",
                    "ops/s over work_stealing's (log scale)", self.workloads,
+                   [rt for rt in self.runtimes if rt != self.base], self.ratio)
+
+
+class Asio(Fiber):
+    """scripts/bench asio: one row per run of taskplace_bench_asio."""
+    name = "asio"
+    plots = {"vs-thread-pool": "each runtime against Asio's thread_pool"}
+    base = "thread_pool"
+    plot = "vs-thread-pool"
+
+    def draw(self):
+        ratio_bars(image_path(self.name, "vs-thread-pool"),
+                   "Boost.Asio: each runtime against Asio's thread_pool",
+                   "ops/s over thread_pool's (log scale)", self.workloads,
                    [rt for rt in self.runtimes if rt != self.base], self.ratio)
 
 
@@ -579,13 +594,15 @@ def bench(name, path=None):
         return Pool(meta, rows)
     if name == "fiber":
         return Fiber(meta, rows)
+    if name == "asio":
+        return Asio(meta, rows)
     if name == "micro":
         return Micro(meta, rows)
     return Kernel(name, meta, rows)
 
 
 def plot_names(name):
-    return {"pool": Pool, "fiber": Fiber, "micro": Micro}.get(name, Kernel).plots
+    return {"pool": Pool, "fiber": Fiber, "asio": Asio, "micro": Micro}.get(name, Kernel).plots
 
 
 # --- the doc's blocks -----------------------------------------------------------------------
@@ -664,7 +681,7 @@ def main(argv):
         if name == "pool":
             rows = [r for path in inputs for r in read_results(path)[1]]
             columns = ordered(Pool.columns + [c for r in rows for c in r])
-        elif name == "fiber":
+        elif name in ("fiber", "asio"):
             rows, columns = Fiber.import_run(inputs), Fiber.columns
             columns = ordered(columns + [c for r in rows for c in r if c != "clients"])
             for r in rows:

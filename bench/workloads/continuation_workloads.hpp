@@ -14,7 +14,10 @@
 //
 //   workloads::Result r = workloads::cont::pipe(exec, sizes, "asio");
 //   // Exec: any type with `void post(std::function<void()>)`; udp_rr also
-//   // needs `void after(std::int64_t ns, std::function<void()>)`.
+//   // needs `void after(std::int64_t ns, std::function<void()>)`. An Exec
+//   // whose unit of placement is a task (the taskplace Asio runtime) has
+//   // `post(const void* actor, f)` (and `after(actor, ns, f)`) instead: each
+//   // message is then a wake-up of its receiving actor, named by address.
 #pragma once
 
 #include <algorithm>
@@ -49,6 +52,23 @@ struct Actor {
   }
 };
 
+// Effects: posts `f`, a message to `actor`: ex.post(actor, f) where the
+//   executor places by task, else ex.post(f).
+template <class Exec, class F>
+void post_to(Exec& ex, const void* actor, F&& f) {
+  if constexpr (requires { ex.post(actor, std::function<void()>{}); })
+    ex.post(actor, std::function<void()>(std::forward<F>(f)));
+  else
+    ex.post(std::function<void()>(std::forward<F>(f)));
+}
+template <class Exec, class F>
+void after_to(Exec& ex, const void* actor, std::int64_t ns, F&& f) {
+  if constexpr (requires { ex.after(actor, ns, std::function<void()>{}); })
+    ex.after(actor, ns, std::function<void()>(std::forward<F>(f)));
+  else
+    ex.after(ns, std::function<void()>(std::forward<F>(f)));
+}
+
 template <class Exec>
 Result pipe(Exec& ex, const Sizes& s, const std::string& runtime) {
   struct State {
@@ -74,13 +94,13 @@ Result pipe(Exec& ex, const Sizes& s, const std::string& runtime) {
   };
   send_to_b = [st, to_a] {
     st->t0 = now_ns();
-    st->ex->post([st, to_a] {
+    post_to(*st->ex, &st->b, [st, to_a] {
       st->b.step();
-      st->ex->post(to_a);
+      post_to(*st->ex, &st->a, to_a);
     });
   };
   const std::int64_t t0 = now_ns();
-  ex.post([&send_to_b] { send_to_b(); });
+  post_to(ex, &st->a, [&send_to_b] { send_to_b(); });
   fut.wait();
   Result r = finish("pipe", runtime, now_ns() - t0, st->done, st->log);
   r.migrations = st->a.migrations + st->b.migrations;
@@ -107,10 +127,10 @@ Result pgbench(Exec& ex, const Sizes& s, const std::string& runtime) {
   auto fut = st->finished.get_future();
   struct Ops {
     static void request(const std::shared_ptr<State>& st, std::uint32_t b, std::int64_t t) {
-      st->ex->post([st, b, t] {
+      post_to(*st->ex, &st->backends[b], [st, b, t] {
         st->backends[b].step();
         busy_work(st->work);
-        st->ex->post([st, b, t] { reply(st, b, t); });
+        post_to(*st->ex, &st->client, [st, b, t] { reply(st, b, t); });
       });
     }
     static void reply(const std::shared_ptr<State>& st, std::uint32_t b, std::int64_t t) {
@@ -130,7 +150,7 @@ Result pgbench(Exec& ex, const Sizes& s, const std::string& runtime) {
     }
   };
   const std::int64_t t0 = now_ns();
-  ex.post([st] {
+  post_to(ex, &st->client, [st] {
     std::uint32_t n = 0;
     {
       std::lock_guard lk(st->client_m);
@@ -191,15 +211,15 @@ Result hackbench(Exec& ex, const Sizes& s, const std::string& runtime) {
       const std::size_t first = k / st->f * st->f;
       for (std::size_t r = first; r < first + st->f; ++r) {
         const std::int64_t t = now_ns();
-        st->ex->post([st, r, t] { deliver(st, r, t); });
+        post_to(*st->ex, &st->rx[r]->actor, [st, r, t] { deliver(st, r, t); });
       }
-      if (l + 1 < st->loops) st->ex->post([st, k, l] { send(st, k, l + 1); });
+      if (l + 1 < st->loops) post_to(*st->ex, &st->tx[k], [st, k, l] { send(st, k, l + 1); });
     }
   };
   const std::int64_t t0 = now_ns();
   if (st->left == 0) st->finished.set_value();
   else
-    for (std::size_t k = 0; k < n; ++k) ex.post([st, k] { Ops::send(st, k, 0); });
+    for (std::size_t k = 0; k < n; ++k) post_to(ex, &st->tx[k], [st, k] { Ops::send(st, k, 0); });
   fut.wait();
   const std::int64_t t1 = now_ns();  // the merge is not the runtime's work
   LatencyLog log;
@@ -237,23 +257,23 @@ Result udp_rr(Exec& ex, const Sizes& s, const std::string& runtime) {
     static void request(const std::shared_ptr<State>& st, std::uint32_t i) {
       st->pairs[i].client.step();
       const std::int64_t t0 = now_ns();
-      st->ex->post([st, i, t0] {
+      post_to(*st->ex, &st->pairs[i].server, [st, i, t0] {
         st->pairs[i].server.step();
-        st->ex->post([st, i, t0] { response(st, i, t0); });
+        post_to(*st->ex, &st->pairs[i].client, [st, i, t0] { response(st, i, t0); });
       });
     }
     static void response(const std::shared_ptr<State>& st, std::uint32_t i, std::int64_t t0) {
       Pair& p = st->pairs[i];
       p.client.step();
       p.log.add(now_ns() - t0);
-      if (++p.done < st->transactions) st->ex->after(st->sleep_ns, [st, i] { request(st, i); });
+      if (++p.done < st->transactions) after_to(*st->ex, &p.client, st->sleep_ns, [st, i] { request(st, i); });
       else if (st->left.fetch_sub(1, std::memory_order_acq_rel) == 1) st->finished.set_value();
     }
   };
   const std::int64_t t0 = now_ns();
   if (st->left == 0) st->finished.set_value();
   else
-    for (std::uint32_t i = 0; i < s.udp_pairs; ++i) ex.post([st, i] { Ops::request(st, i); });
+    for (std::uint32_t i = 0; i < s.udp_pairs; ++i) post_to(ex, &st->pairs[i].client, [st, i] { Ops::request(st, i); });
   fut.wait();
   const std::int64_t t1 = now_ns();  // the merge is not the runtime's work
   LatencyLog log;

@@ -1,0 +1,89 @@
+// taskplace_asio/queue.hpp: the Asio runtime's queued handler and its
+// per-worker ready queue (a kit::WorkerQueue), and the flat topology of
+// its workers. See runtime.hpp for why the queue is beside the io_context.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "taskplace/kit/machine.hpp"
+#include "taskplace/stats.hpp"
+#include "taskplace/topology/table.hpp"
+#include "taskplace/types.hpp"
+
+namespace taskplace_asio {
+
+using Task = const void*;  // a task's handle; its address names it
+
+namespace detail {
+template <class W>
+struct SharedTraits : W {
+  using Stats = taskplace::AtomicStats;  // one placer, every thread
+};
+
+// A queued handler: its task, and whether the task is the handler's own
+// (post without a task: erased from the store when it has run).
+struct Node {
+  Task task = nullptr;
+  bool own = false;
+  virtual void run() = 0;
+  virtual ~Node() = default;
+};
+template <class F>
+struct NodeOf final : Node {
+  explicit NodeOf(F&& fn) : f(std::move(fn)) {}
+  void run() override { f(); }
+  F f;
+};
+
+// One worker's ready handlers as a thief sees them (kit::WorkerQueue). The
+// owner takes the oldest; a thief too (the one waiting longest).
+struct Queue {
+  taskplace::kit::Machine* machine = nullptr;
+  taskplace::CpuId owner = 0;
+  std::mutex m;
+  std::deque<Node*> q;
+  std::atomic<std::size_t> n{0};
+
+  std::size_t size() const noexcept { return n.load(std::memory_order_seq_cst); }
+  template <class Pick>
+  Node* try_steal(const Pick& pick) {
+    std::lock_guard lk(m);
+    if (q.empty()) return nullptr;
+    const auto it = pick(q.begin(), q.end());
+    if (it == q.end()) return nullptr;
+    Node* x = *it;
+    q.erase(it);
+    n.fetch_sub(1, std::memory_order_relaxed);
+    machine->dequeued(owner);
+    return x;
+  }
+  Node* try_steal() {
+    return try_steal([](auto first, auto) { return first; });
+  }
+  // Returns: whether the machine's overload flag was set by this push.
+  bool push(Node* x) {
+    {
+      std::lock_guard lk(m);
+      q.push_back(x);
+      n.fetch_add(1, std::memory_order_seq_cst);
+    }
+    return machine->queued(owner);
+  }
+};
+
+inline taskplace::TableTopology flat_topology(std::uint32_t workers) {
+  if (workers == 0) throw std::invalid_argument("taskplace_asio::Runtime: workers must be >= 1");
+  std::vector<std::uint32_t> cores(workers), same(workers, 0);
+  for (std::uint32_t i = 0; i < workers; ++i) cores[i] = i;
+  return taskplace::TableTopology(std::move(cores), same, same);
+}
+}  // namespace detail
+
+}  // namespace taskplace_asio

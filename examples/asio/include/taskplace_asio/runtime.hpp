@@ -1,0 +1,418 @@
+// taskplace_asio/runtime.hpp: N boost::asio::io_contexts, one thread each
+// (the io_context-per-core server design), whose handlers are placed by
+// taskplace's WakePlacer and balanced through the kit's idle piece.
+//
+// A task is whatever the program names by a handle (an actor's, a
+// session's or a coroutine frame's address). post(task, f) is a wake-up of
+// that task: the placer picks the worker from the waker (the task running
+// on this thread, on this worker; off the pool: the kit's rule) and the
+// wakee's state (kit::TaskStore), over the workers' counters
+// (kit::Machine); the handler is queued on that worker. A task is not a
+// strand: two handlers of one task posted at once may run at once on two
+// workers; a task whose handlers share state keeps one in flight (each
+// posts the next), or locks.
+//
+// Why a queue of our own beside each io_context: an io_context's queue is
+// opaque (no size, no removal of one handler by another thread), so an
+// idle worker could not take work from it. Ready handlers therefore wait
+// in a per-worker queue the kit can see (kit::WorkerQueue: size,
+// try_steal); the worker drains it between polls of its io_context, and
+// an idle worker steals from the others' (kit::Stealer: the newidle balance
+// through IdleBalancer when it runs dry, the periodic one while it stays
+// idle). The io_context keeps everything else: timers, sockets, and the
+// wake-up of a parked worker (a post that ends its run_one_for).
+//
+//   taskplace_asio::Runtime<> rt{4};
+//   rt.post(&session, [&] { ...; rt.post(&peer, [&] { ... }); });
+//   rt.join();  // every handler ran; rethrows the first a handler threw
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "taskplace/clock.hpp"
+#include "taskplace/idle_balancer.hpp"
+#include "taskplace/kit/idle.hpp"
+#include "taskplace/kit/machine.hpp"
+#include "taskplace/kit/task_store.hpp"
+#include "taskplace/stats.hpp"
+#include "taskplace/topology/table.hpp"
+#include "taskplace/wake_placer.hpp"
+#include "taskplace_asio/queue.hpp"
+
+namespace taskplace_asio {
+
+using taskplace::CpuId;
+using taskplace::Nanoseconds;
+
+struct Options {
+  // How long an idle worker polls its queue and the others' before it
+  // blocks in its io_context (a wake-up of a blocked thread costs a futex
+  // round trip). default 20 us; kernel: the cpuidle poll state.
+  Nanoseconds idle_spin{std::chrono::microseconds{20}};
+  // While it spins, how often it looks at the others' queues (the newidle
+  // balance looked when it ran dry). A wake-up the placer kept on a busy
+  // worker (the waker's, which ends next) is then not taken at once by a
+  // spinning neighbour. default 5 us; kernel: the idle balance's interval.
+  Nanoseconds idle_balance{std::chrono::microseconds{5}};
+  // How long a blocked worker sleeps at most before it looks at the other
+  // workers' queues again. default 1 ms; kernel: the nohz idle-balance kick.
+  Nanoseconds idle_poll{std::chrono::milliseconds{1}};
+  // Handlers a worker runs from its queue before it polls its io_context
+  // (timers, sockets). default 16.
+  std::uint32_t poll_every = 16;
+};
+
+struct Stats {
+  std::uint64_t handlers = 0;    // handlers run
+  std::uint64_t migrations = 0;  // handlers of a task run on another worker than its last
+  std::uint64_t steals = 0;      // handlers an idle worker took from another's queue
+  std::uint64_t remote = 0;      // wake-ups placed on another worker than the waking one
+  std::uint64_t unparks = 0;     // wake-ups that ended a worker's sleep in its io_context
+};
+
+// The runtime. Not movable (the workers point at it).
+// Shutdown, defined:
+//   join(): waits until no handler is pending (every handler posted, and
+//     every one those posted, ran; post_after's timers count from the
+//     call until they fire), then stops and joins the threads; rethrows
+//     the first exception a handler threw.
+//   stop(): stops now: each worker ends after the handler it runs; the
+//     handlers still queued are destroyed without running (what they own
+//     is freed, a promise they hold breaks), and so are the io_contexts'
+//     own pending handlers (a timer's). Returns how many queued handlers
+//     it destroyed. A post after stop() destroys its handler and returns
+//     false.
+//   A handler that throws stops the runtime as stop() does; join() (or a
+//   later stop()) rethrows its exception. The destructor stops.
+template <class WakeTraits = taskplace::traits::Current>
+class Runtime {
+ public:
+  using placer_type = taskplace::WakePlacer<taskplace::TableTopology, detail::SharedTraits<WakeTraits>>;
+  using balancer_type =
+      taskplace::IdleBalancer<taskplace::TableTopology, detail::SharedTraits<taskplace::DefaultBalanceTraits>>;
+
+  explicit Runtime(std::uint32_t workers, Options o = {})
+      : topo_(detail::flat_topology(workers)), placer_(topo_), balancer_(topo_), machine_(workers), opts_(o) {
+    w_ = std::make_unique<Worker[]>(workers);
+    for (CpuId c = 0; c < workers; ++c) {
+      w_[c].q.machine = &machine_;
+      w_[c].q.owner = c;
+      w_[c].thief.emplace(topo_, c);
+    }
+    for (CpuId c = 0; c < workers; ++c) w_[c].thread = std::thread([this, c] { loop(c); });
+  }
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+  ~Runtime() {
+    halt();
+    discard();
+  }
+
+  std::uint32_t worker_count() const noexcept { return machine_.worker_count(); }
+  boost::asio::io_context& context(CpuId c) { return w_[c].ctx; }
+  const placer_type& placer() const noexcept { return placer_; }
+  const taskplace::kit::Machine& machine() const noexcept { return machine_; }
+  // Returns: the worker the calling thread is, if it is one of this runtime's.
+  std::optional<CpuId> current_worker() const noexcept {
+    if (tl_.rt == this) return tl_.worker;
+    return std::nullopt;
+  }
+  // Returns: the task whose handler runs on this thread (null: none).
+  Task current_task() const noexcept { return tl_.rt == this ? tl_.task : nullptr; }
+
+  // Effects: a wake-up of `task`: `f` queued on the worker the placer
+  //   picks, to run there (or on a thief) once. `sync`: the caller's
+  //   handler ends right after (kernel WF_SYNC).
+  // Returns: false (f destroyed, not run) after stop().
+  template <class F>
+  bool post(Task task, F&& f, bool sync = false) {
+    return submit(task, false, std::forward<F>(f), sync);
+  }
+  // Effects: `f` as a task of its own (its state erased once it ran).
+  template <class F>
+  bool post(F&& f) {
+    return submit(nullptr, true, std::forward<F>(f), false);
+  }
+  // Effects: after `d`, a wake-up of `task` with `f`: a timer on this
+  //   worker's io_context (off the pool: the task's last worker's), whose
+  //   completion posts f from that worker. Pending (for join) until then.
+  template <class Rep, class Period, class F>
+  bool post_after(Task task, std::chrono::duration<Rep, Period> d, F&& f) {
+    if (stopping_.load()) return false;
+    pending_.fetch_add(1);
+    const auto* e = store_.find(task, 0);
+    const CpuId prev = e != nullptr ? e->prev_cpu() : taskplace::no_cpu;
+    const CpuId c = current_worker().value_or(taskplace::kit::off_pool_waking_cpu(prev, 0, worker_count()));
+    auto t = std::make_shared<boost::asio::steady_timer>(w_[c].ctx, d);
+    t->async_wait([this, t, task, fn = std::decay_t<F>(std::forward<F>(f))](const auto&) mutable {
+      post(task, std::move(fn));
+      done_one();
+    });
+    return true;
+  }
+  // Effects: forgets `task`'s placement state (call when it ends; a task
+  //   never posted again may leave it, at a few dozen bytes).
+  void finished(Task task) { store_.erase(task, 0); }
+
+  // Effects: see the class comment. Not from a worker.
+  void join() {
+    {
+      std::unique_lock lk(idle_m_);
+      idle_cv_.wait(lk, [this] { return pending_.load() == 0 || stopping_.load(); });
+    }
+    halt();
+    discard();
+    rethrow();
+  }
+  std::size_t stop() {
+    halt();
+    const std::size_t n = discard();
+    rethrow();
+    return n;
+  }
+
+  Stats stats() const noexcept {
+    Stats s;
+    for (CpuId c = 0; c < worker_count(); ++c) {
+      s.handlers += w_[c].handlers.load(std::memory_order_relaxed);
+      s.migrations += w_[c].migrations.load(std::memory_order_relaxed);
+      s.steals += w_[c].thief->counts().steals;
+    }
+    s.remote = remote_.load(std::memory_order_relaxed);
+    s.unparks = unparks_.load(std::memory_order_relaxed);
+    return s;
+  }
+
+ private:
+  struct alignas(64) Worker {
+    boost::asio::io_context ctx{1};
+    detail::Queue q;
+    std::atomic<bool> sleeping{false};
+    std::optional<taskplace::kit::Stealer<taskplace::TableTopology>> thief;
+    std::atomic<std::uint64_t> handlers{0}, migrations{0};
+    std::thread thread;
+  };
+  struct Current {
+    const Runtime* rt = nullptr;
+    CpuId worker = 0;
+    Task task = nullptr;
+  };
+  using store_type = taskplace::kit::TaskStore<typename placer_type::task_state, Task>;
+
+  template <class F>
+  bool submit(Task task, bool own, F&& f, bool sync) {
+    auto node = std::make_unique<detail::NodeOf<std::decay_t<F>>>(std::decay_t<F>(std::forward<F>(f)));
+    if (own) task = node.get();
+    node->task = task;
+    node->own = own;
+    pending_.fetch_add(1);
+    if (stopping_.load()) {
+      node.reset();
+      done_one();
+      return false;
+    }
+    const CpuId c = place(task, sync);
+    if (w_[c].q.push(node.release())) kick(c);  // the overload flag rose: a parked thief may steal
+    wake(c);
+    return true;
+  }
+
+  // kernel: select_task_rq_fair() for a wake-up of `task` by this thread.
+  CpuId place(Task task, bool sync) {
+    const auto now = clock_.now();
+    auto& e = store_.get(task, 0);
+    const std::uint32_t n = worker_count();
+    typename placer_type::Wakeup w{.wakee = &e.state, .wakee_key = store_type::key(task), .prev_cpu = e.prev_cpu(),
+                                   .wakee_load = taskplace::kit::wakee_load<placer_type>};
+    if (tl_.rt == this) {
+      w.waking_cpu = tl_.worker;
+      if (tl_.task != nullptr) {
+        w.waker = &store_.get(tl_.task, 0).state;
+        w.waker_key = store_type::key(tl_.task);
+        w.sync = sync;
+      }
+    } else {  // off the pool: the wakee's last worker, else a round robin
+      w.waking_cpu = taskplace::kit::off_pool_waking_cpu(e.prev_cpu(), rr_.fetch_add(1) % n, n);
+    }
+    const CpuId c = placer_.place(w, machine_.at(now), now).cpu;
+    if (c != w.waking_cpu) remote_.fetch_add(1, std::memory_order_relaxed);
+    return c;
+  }
+
+  // Effects: ends worker c's sleep in its io_context, if it sleeps. The
+  //   worker publishes `sleeping` before it re-reads its queue; we publish
+  //   the handler before we read `sleeping` (both seq_cst): one of us sees
+  //   the other.
+  void wake(CpuId c) {
+    auto& s = w_[c].sleeping;
+    if (s.load() && s.exchange(false)) {
+      unparks_.fetch_add(1, std::memory_order_relaxed);
+      boost::asio::post(w_[c].ctx, [] {});
+    }
+  }
+  // kernel: nohz_balancer_kick(): the first sleeping worker but c.
+  void kick(CpuId c) {
+    for (CpuId i = 0; i < worker_count(); ++i)
+      if (i != c && w_[i].sleeping.load()) return wake(i);
+  }
+
+  void run(CpuId self, detail::Node* x) {
+    Worker& me = w_[self];
+    machine_.running(self);
+    auto& e = store_.get(x->task, 0);
+    if (e.prev_cpu() != taskplace::no_cpu && e.prev_cpu() != self)
+      me.migrations.store(me.migrations.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    e.ran_on(self);
+    tl_.task = x->task;
+    try {
+      x->run();
+    } catch (...) {
+      {
+        std::lock_guard lk(error_m_);
+        if (!error_) error_ = std::current_exception();
+      }
+      request_stop();
+    }
+    tl_.task = nullptr;
+    if (x->own) store_.erase(x->task, 0);
+    delete x;
+    me.handlers.store(me.handlers.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    machine_.stopped(self);
+    done_one();
+  }
+
+  void loop(CpuId self) {
+    tl_ = {this, self, nullptr};
+    Worker& me = w_[self];
+    auto guard = boost::asio::make_work_guard(me.ctx);  // run_one_for waits, never runs out of work
+    auto queues = [this](CpuId c) -> detail::Queue& { return w_[c].q; };
+    auto bstate = balancer_.make_state(self, clock_.now());
+    std::uint32_t since_poll = 0;
+    while (!stopping_.load(std::memory_order_relaxed)) {
+      detail::Node* x = me.q.try_steal();  // its own, oldest first
+      if (x == nullptr || ++since_poll >= opts_.poll_every) {
+        since_poll = 0;
+        me.ctx.poll();  // timers, sockets, the wake-up posts
+        if (x == nullptr) x = me.q.try_steal();
+      }
+      if (x == nullptr) {  // runs dry: kernel newidle_balance()
+        x = me.thief->newidle(balancer_, bstate, queues, taskplace::kit::NoLastRan{}, clock_, machine_.overload());
+        if (x == nullptr) x = idle(self, queues);
+        if (x == nullptr) continue;
+        balancer_.idle_end(bstate, clock_.now());
+      }
+      run(self, x);
+    }
+    tl_ = {};
+  }
+
+  // Effects: spins (polling its queue and its io_context) for idle_spin,
+  //   looking at the others' queues every idle_balance (the periodic
+  //   balance), then blocks in its io_context, for idle_poll at most, and
+  //   steals once more.
+  // Returns: a handler to run, or null (look at the own queue again).
+  template <class Queues>
+  detail::Node* idle(CpuId self, Queues& queues) {
+    Worker& me = w_[self];
+    const auto start = clock_.now();
+    auto next_balance = start + opts_.idle_balance;
+    machine_.spinning(self);
+    for (auto now = start; now - start < opts_.idle_spin; now = clock_.now()) {
+      if (me.q.size() != 0 || me.ctx.poll() != 0) return nullptr;
+      if (now >= next_balance) {
+        next_balance = now + opts_.idle_balance;
+        if (auto* x = me.thief->periodic(queues, taskplace::kit::NoLastRan{}, clock_)) return x;
+      }
+      if (stopping_.load(std::memory_order_relaxed)) return nullptr;
+      std::this_thread::yield();
+    }
+    machine_.parked(self);
+    me.sleeping.store(true);
+    if (me.q.size() == 0 && !stopping_.load()) me.ctx.run_one_for(opts_.idle_poll);
+    me.sleeping.store(false);
+    machine_.awake(self);
+    machine_.refresh_overload();  // kernel: the tick's update of the overload flag
+    if (me.q.size() != 0) return nullptr;
+    return me.thief->periodic(queues, taskplace::kit::NoLastRan{}, clock_);
+  }
+
+  void done_one() {
+    if (pending_.fetch_sub(1) == 1) notify_joiner();
+  }
+  void notify_joiner() {
+    { std::lock_guard lk(idle_m_); }  // a joiner between its test and its wait sees the change
+    idle_cv_.notify_all();
+  }
+  void request_stop() {
+    stopping_.store(true);
+    notify_joiner();
+    for (CpuId c = 0; c < worker_count(); ++c) {
+      w_[c].sleeping.store(false);
+      w_[c].ctx.stop();
+    }
+  }
+  void halt() {
+    request_stop();
+    for (CpuId c = 0; c < worker_count(); ++c)
+      if (w_[c].thread.joinable()) w_[c].thread.join();
+  }
+  // Effects: destroys the queued handlers, unrun. Precondition: halted.
+  std::size_t discard() {
+    std::size_t n = 0;
+    for (CpuId c = 0; c < worker_count(); ++c)
+      while (detail::Node* x = w_[c].q.try_steal()) {
+        if (x->own) store_.erase(x->task, 0);
+        delete x;
+        ++n;
+        done_one();
+      }
+    return n;
+  }
+  void rethrow() {
+    std::exception_ptr e;
+    {
+      std::lock_guard lk(error_m_);
+      std::swap(e, error_);
+    }
+    if (e) std::rethrow_exception(e);
+  }
+
+  static inline thread_local Current tl_{};
+
+  taskplace::TableTopology topo_;
+  placer_type placer_;
+  balancer_type balancer_;
+  taskplace::kit::Machine machine_;
+  store_type store_;
+  Options opts_;
+  taskplace::SteadyClock clock_;
+  std::unique_ptr<Worker[]> w_;
+  std::atomic<std::int64_t> pending_{0};
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint32_t> rr_{0};
+  std::atomic<std::uint64_t> remote_{0}, unparks_{0};
+  std::mutex idle_m_;
+  std::condition_variable idle_cv_;
+  std::mutex error_m_;
+  std::exception_ptr error_;
+};
+
+}  // namespace taskplace_asio
