@@ -21,6 +21,7 @@
 #include "taskplace/concepts.hpp"
 #include "taskplace/fwd.hpp"
 #include "taskplace/detail/assert.hpp"
+#include "taskplace/detail/sleep_ledger.hpp"
 #include "taskplace/detail/traits.hpp"
 #include "taskplace/placer/select_idle_sibling.hpp"
 #include "taskplace/placer/wake_affine.hpp"
@@ -288,6 +289,10 @@ class WakePlacer {
   static constexpr bool reserving = !std::is_same_v<reservation_policy, NoReservation>;
   static constexpr bool tracking_overlap = overlap_policy::enabled;
   static constexpr bool tracking_duration = duration_policy::enabled;
+  // Whether any policy reads when tasks sleep (overlap, duration,
+  // reservation): then task_runs and task_sleeps matter, and a late
+  // report is reconciled (docs/embedding.md, "Late sleep reports").
+  static constexpr bool reads_sleeps = reserving || tracking_overlap || tracking_duration;
 
   // Per-task state the placer reads and writes. Lives in the embedder's
   // task object. Thread-safety: the waker's flips are written by the
@@ -298,12 +303,16 @@ class WakePlacer {
   // the embedder orders that sleep's write before it publishes the task as
   // a waiter (the pool does so under the waiter list's lock). The duration
   // (with a duration policy) likewise: written by the thread running the
-  // task (task_runs, task_stops, task_sleeps), read by its wakers.
+  // task (task_runs, task_stops, task_sleeps), read by its wakers. The
+  // ledger (with reads_sleeps) is written by task_runs, task_sleeps and
+  // by place() for the wakee: a late report and a wake-up of the same task
+  // must not run at once (the runtime orders them, as it orders wake-ups).
   struct task_state {
     typename flips_policy::state flips{};
     [[no_unique_address]] typename reservation_policy::task_state sleep{};
     [[no_unique_address]] typename overlap_policy::state overlap{};
     [[no_unique_address]] typename duration_policy::state duration{};
+    [[no_unique_address]] std::conditional_t<reads_sleeps, detail::SleepLedger, detail::NoSleepLedger> ledger{};
     CpuId recent_cpu = no_cpu;  // kernel p->recent_used_cpu
   };
 
@@ -337,7 +346,8 @@ class WakePlacer {
 
   // Effects: records the wakee in the waker's flips (and, with an overlap
   // policy, stamps the waker's wake-up), folds the sleep that
-  // ends into the wakee's sleep average (with a reservation policy), decides
+  // ends into the wakee's sleep average (with a reservation policy; when
+  // the wakee's sleep report is still due, that report does), decides
   // wide or affine, searches for an idle sibling, updates recent_cpu, counts
   // stats, calls the hook. A hand-off (w.current_cpu) whose waking CPU is
   // allowed skips the decision and the search: the waking CPU, reasons
@@ -412,36 +422,61 @@ class WakePlacer {
     return d.p;
   }
 
-  // Effects: the task goes to sleep on `cpu`; with a reservation policy,
-  // reserves the CPU if it becomes idle and the task sleeps briefly;
-  // with an overlap policy, closes the overlap begun at its last wake-up
-  // of another task; with a duration policy, closes its run and folds the
-  // run time since its last sleep into its average. `cpu_state` is the
-  // reservation's per-CPU state the machine state returns from
-  // reservation(cpu). With none of them, does nothing.
+  // Effects: the task went to sleep on `cpu` at `at`, the moment it
+  // stopped running (not the moment of the report: a report may come
+  // late, see below); with a reservation policy, reserves the CPU if it
+  // became idle then (`cpu_becomes_idle`: nothing else runnable on it at
+  // `at`) and the task sleeps briefly; with an overlap policy, closes the
+  // overlap begun at its last wake-up of another task; with a duration
+  // policy, closes its run and folds the run time since its last sleep
+  // into its average. `cpu_state` is the reservation's per-CPU state the
+  // machine state returns from reservation(cpu). With none of them, does
+  // nothing.
+  // Late reports: a report made after `at`, even after a wake-up of the
+  // task (place() with it as the wakee, between its task_runs and this
+  // report), leaves every state as a report made at `at`, before that
+  // wake-up, would have: the wake-up's own sleep sample (SIS_CACHE) is
+  // applied here, after the sleep's. Only decisions made while the report
+  // is outstanding may differ (docs/embedding.md, "Late sleep reports",
+  // states the bound). Requires: task_runs at each run of the task (it
+  // marks the report due), the task's reports in the order of their `at`,
+  // each before its next task_runs, and one CPU's reports in the order of
+  // their `at`.
   template <class CpuState>
   void task_sleeps(task_state& task, TaskKey key, CpuState& cpu_state, bool cpu_becomes_idle,
-                   Nanoseconds now) const noexcept {
-    if constexpr (reserving) reservation_.on_sleep(task.sleep, cpu_state, cpu_becomes_idle, key, now);
-    overlap_policy::on_sleep(task.overlap, now);
-    duration_policy::on_sleep(task.duration, now);
+                   Nanoseconds at) const noexcept {
+    if constexpr (reserving) reservation_.on_sleep(task.sleep, cpu_state, cpu_becomes_idle, key, at);
+    overlap_policy::on_sleep(task.overlap, at);
+    duration_policy::on_sleep(task.duration, at);
+    settle_report(task);
   }
   // The same without a reservation policy, which needs the CPU's state.
-  void task_sleeps(task_state& task, Nanoseconds now) const noexcept
+  void task_sleeps(task_state& task, Nanoseconds at) const noexcept
     requires(!reserving)
   {
-    overlap_policy::on_sleep(task.overlap, now);
-    duration_policy::on_sleep(task.duration, now);
+    overlap_policy::on_sleep(task.overlap, at);
+    duration_policy::on_sleep(task.duration, at);
+    settle_report(task);
   }
   // Effects: with a duration policy, the task starts running at `now`
   // (task_runs) or stops without sleeping, yielding or preempted
   // (task_stops); without one, nothing. Kernel: the task's
-  // sum_exec_runtime grows between the two.
+  // sum_exec_runtime grows between the two. task_runs also marks the
+  // task's next sleep report due (with reads_sleeps), so that a wake-up
+  // before it is told from one after it.
   void task_runs(task_state& task, Nanoseconds now) const noexcept {
     duration_policy::on_run(task.duration, now);
+    if constexpr (reads_sleeps) task.ledger.due = true;
   }
   void task_stops(task_state& task, Nanoseconds now) const noexcept {
     duration_policy::on_stop(task.duration, now);
+  }
+  // Returns: whether the task's sleep report is due (it ran since its
+  // last report): a wake-up now comes before that report. false without
+  // reads_sleeps.
+  static constexpr bool report_due(const task_state& task) noexcept {
+    if constexpr (reads_sleeps) return task.ledger.due;
+    else return (void)task, false;
   }
 
   const T& topology() const noexcept { return *topology_; }
@@ -558,7 +593,15 @@ class WakePlacer {
       w.waker->flips = d.waker_flips;
       overlap_policy::on_wake_other(w.waker->overlap, now);
     }
-    if constexpr (reserving) reservation_.on_wakeup(w.wakee->sleep, now);
+    if constexpr (reads_sleeps) {
+      detail::SleepLedger& l = w.wakee->ledger;
+      if (!l.due) {
+        if constexpr (reserving) reservation_.on_wakeup(w.wakee->sleep, now);
+      } else if (!l.woken_early) {  // before the sleep's report: that report applies it
+        l.woken_early = true;
+        l.woken_at = now;
+      }
+    }
     w.wakee->recent_cpu = d.recent;
 
     const Placement& p = d.p;
@@ -576,6 +619,19 @@ class WakePlacer {
         stats_.add(WakeCounter::affinity_fallback);
     }
     count_reason(p.reason);
+  }
+
+  // Effects: the sleep report is in: a wake-up that came before it now
+  // takes its sleep sample (SIS_CACHE on_wakeup, at the wake-up's time),
+  // and the next report is due at the next run.
+  void settle_report(task_state& task) const noexcept {
+    if constexpr (reads_sleeps) {
+      if constexpr (reserving)
+        if (task.ledger.woken_early) reservation_.on_wakeup(task.sleep, task.ledger.woken_at);
+      task.ledger = {};
+    } else {
+      (void)task;
+    }
   }
 
   void emit(const Wakeup& w, CpuId waking, CpuId prev, const Placement& p) const {
