@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "taskplace/kit/idle.hpp"
+#include "taskplace/kit/sleeps.hpp"
 #include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/types.hpp"
 #include "taskplace_pool/core.hpp"
@@ -63,8 +64,7 @@ struct alignas(64) Worker {
   // was last unparked (to tell a late wake-up).
   std::atomic<std::int64_t> preempted_until{INT64_MIN};
   std::atomic<std::int64_t> unparked_at{0};
-  mutable std::mutex res_m;
-  typename Placer::reservation_policy::cpu_state res{};
+  taskplace::kit::SleepSlot<Placer> sleeps;  // the sleeps of the tasks it runs (SIS_CACHE's state)
   Placer placer;      // places the wake-ups this worker's tasks make
   Balancer balancer;  // this worker's newidle balance
   typename Balancer::state bstate{};  // the worker thread's only
