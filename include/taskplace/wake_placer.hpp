@@ -466,7 +466,9 @@ class WakePlacer {
   // before it is told from one after it.
   void task_runs(task_state& task, Nanoseconds now) const noexcept {
     duration_policy::on_run(task.duration, now);
-    if constexpr (reads_sleeps) task.ledger.due = true;
+    // A wake-up before a report that never came (the runtime took the
+    // stop for no sleep) is dropped with it.
+    if constexpr (reads_sleeps) task.ledger = {.due = true};
   }
   void task_stops(task_state& task, Nanoseconds now) const noexcept {
     duration_policy::on_stop(task.duration, now);

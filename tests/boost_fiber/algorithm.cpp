@@ -121,6 +121,50 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_ping_pong_over_unbuffered_channels_completes, G,
   BOOST_TEST(got == rounds);
 }
 
+// The fibers' sleeps reach the placer (kit::SleepSlot, reported in
+// pick_next): a ping-pong's echo fiber, which wakes the other and then
+// waits, ends with a measured average overlap (traits::Linux2008), run
+// (traits::SisCurrent) or sleep (traits::CacheHot); without the reports
+// each stays 0.
+using OverlapGroup = taskplace_fiber::Group<taskplace::traits::Linux2008<>>;
+using DurationGroup = taskplace_fiber::Group<taskplace::traits::SisCurrent<>>;
+using ReservingGroup = taskplace_fiber::Group<taskplace::traits::CacheHot<>>;
+using SleepGroups = boost::mpl::list<OverlapGroup, DurationGroup, ReservingGroup>;
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_fibers_sleeps_reach_the_placer, G, SleepGroups) {
+  // One worker: both fibers of the pair are worker fibers of one thread,
+  // so that each wake-up names its waker (a wake-up from another thread
+  // reaches the wakee's thread through its dispatcher, without one).
+  G group{1};
+  taskplace::Nanoseconds measured{0};
+  taskplace_fiber::run(group, [&] {
+    boost::fibers::unbuffered_channel<int> ab, ba;
+    boost::fibers::fiber echo([&] {
+      int v = 0;
+      while (ab.pop(v) == boost::fibers::channel_op_status::success) ba.push(v + 1);
+      auto* p = static_cast<taskplace_fiber::Properties<G>*>(boost::fibers::context::active()->get_properties());
+      using P = typename G::placer_type;
+      if constexpr (P::tracking_overlap) measured = P::overlap_policy::average(p->task.overlap);
+      else if constexpr (P::tracking_duration) measured = P::duration_policy::average(p->task.duration);
+      else measured = p->task.sleep.sleep_avg;
+      ba.close();
+    });
+    boost::fibers::fiber ping([&] {
+      for (int i = 0; i < 2000; ++i) {
+        ab.push(i);
+        int r = -1;
+        ba.pop(r);
+        if (i % 100 == 0) spin_us(20);  // some sleeps long enough for any clock
+      }
+      ab.close();
+    });
+    ping.join();
+    echo.join();
+  });
+  BOOST_TEST_MESSAGE("average " << measured.count() << " ns");
+  BOOST_TEST(measured.count() > 0);
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(shutdown_releases_every_worker_and_the_group_is_reusable, G, Groups) {
   G group{3};
   for (int run = 0; run < 3; ++run) {

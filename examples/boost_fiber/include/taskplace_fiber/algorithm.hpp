@@ -42,6 +42,7 @@
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/kit/idle.hpp"
+#include "taskplace/kit/sleeps.hpp"
 #include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
@@ -230,6 +231,9 @@ class Group {
     std::uint32_t nr_running(CpuId c) const noexcept { return g_->nr_running(c); }
     std::uint64_t load(CpuId c) const noexcept { return g_->load(c); }
     std::uint32_t llc_utilization_pct(CpuId c) const { return g_->llc_utilization_pct(c, now_); }
+    // O3: c's reservation state (kit::SleepSlot; empty, and never read,
+    // without a reservation policy).
+    auto reservation(CpuId c) const noexcept { return g_->slots_[c].sleeps.reservation(); }
 
    private:
     const Group* g_;
@@ -280,6 +284,9 @@ class Group {
     }
     // On the LLC's first worker: the LLC's busy share (llc_utilization_pct).
     taskplace::LlcUtilizationSample llc_sample;
+    // The sleeps of the fibers this worker runs (kit::SleepSlot: the
+    // reservation's per-CPU state, with traits::CacheHot).
+    taskplace::kit::SleepSlot<placer_type> sleeps;
   };
 
   // Effects: claims worker `c`. Throws std::invalid_argument when c is out
@@ -532,9 +539,10 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // becomes now (see stamp_end_of_run).
   context* pick_next() noexcept override {
     context* const caller = context::active();
-    if (g_->cache_hot_steals) stamp_end_of_run(caller);
     const bool may_yield = caller != nullptr && !caller->is_context(type::dispatcher_context) &&
                            !caller->wait_is_linked() && !caller->sleep_is_linked() && !detail::this_worker.woke;
+    if (g_->cache_hot_steals || taskplace::kit::reports_sleeps<typename G::placer_type>)
+      stamp_end_of_run(caller, !may_yield);
     yielder_ = nullptr;
     context* next = choose_next();
     if (may_yield && next != nullptr && next != caller) {
@@ -634,9 +642,33 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   //   (for a wake-up from another thread, after this thread's dispatcher
   //   took it from Boost's remote-ready queue), and push() publishes the
   //   stamp under the queue's mutex.
-  void stamp_end_of_run(context* caller) const noexcept {
+  // With a placer that reads sleeps (kit::reports_sleeps), the same
+  //   moment ends the fiber's run there: a fiber that blocks (`blocks`:
+  //   it waits on a wait queue or a timer, or it woke a fiber, as an
+  //   unbuffered channel's producer does before it suspends unlinked;
+  //   pick_next's rule, whose other callers are yields) reports its sleep
+  //   at it (kit::SleepSlot::report), one that yields stops without
+  //   sleeping (task_stops); one that ended reports nothing. The report is
+  //   late in the contract's sense (WakePlacer::task_sleeps): Boost.Fiber
+  //   tells the algorithm of a wait only here, after the fiber linked
+  //   itself to the wait queue; a wake-up from another thread reaches this
+  //   thread's awakened() only through its dispatcher, after this returns,
+  //   so it never overtakes the report.
+  void stamp_end_of_run(context* caller, bool blocks) noexcept {
     if (caller == nullptr || caller->is_context(type::pinned_context)) return;
-    if (auto* p = base::get_properties(caller)) static_cast<properties_type*>(p)->last_ran = g_->clock_.now();
+    auto* p = static_cast<properties_type*>(base::get_properties(caller));
+    if (p == nullptr) return;
+    const Nanoseconds now = g_->clock_.now();
+    if (g_->cache_hot_steals) p->last_ran = now;
+    if constexpr (taskplace::kit::reports_sleeps<typename G::placer_type>) {
+      auto& slot = g_->slots_[id_];
+      if (caller->terminated_is_linked()) return;
+      if (blocks)
+        slot.sleeps.report(g_->placer_, p->task, reinterpret_cast<taskplace::TaskKey>(caller),
+                           slot.queued.load(std::memory_order_relaxed) == 0 && pinned_.empty(), now);
+      else
+        g_->placer_.task_stops(p->task, now);
+    }
   }
 
   context* run_dispatcher() noexcept {
@@ -653,7 +685,8 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   context* run(context* ctx, bool worker) noexcept {
     G& g = *g_;
     const bool stamp = worker && g.cache_hot_steals;
-    const Nanoseconds now = idle_ || stamp ? g.clock_.now() : Nanoseconds{0};
+    constexpr bool reports = taskplace::kit::reports_sleeps<typename G::placer_type>;
+    const Nanoseconds now = idle_ || stamp || (worker && reports) ? g.clock_.now() : Nanoseconds{0};
     if (idle_) {
       idle_ = false;
       g.balancer_.idle_end(*g.slots_[id_].idle, now);
@@ -667,6 +700,9 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
       g.migrations_.fetch_add(1, std::memory_order_relaxed);
     props.last_worker = id_;
     if (stamp) props.last_ran = now;
+    // The run starts (DurationTracker), and the fiber's next sleep report
+    // is due; nothing without a policy that reads sleeps.
+    g.placer_.task_runs(props.task, now);
     return ctx;
   }
 
