@@ -137,7 +137,9 @@ class Group {
   // count (taskplace::TaskHot). Off: a steal takes the victim's oldest
   // queued fiber, hot or not.
   bool cache_hot_steals = false;  // default false; kernel: task_hot() in can_migrate_task()
-  // The cache-hot test's tunables, read only with cache_hot_steals.
+  // The cache-hot test's tunables, read only with cache_hot_steals; its
+  // rule is the balance traits' Hot member (task_hot::SmtExempt2020 by
+  // default; TaskHot<task_hot::AllLevels2007> for the classic one).
   taskplace::TaskHot<> task_hot{};  // default 500us, {0, 1, 1, 1, 2}; kernel: migration_cost, cache_nice_tries
   // How long a count of an LLC's busy workers stands for the LLC
   // (llc_utilization_pct, the SIS_UTIL scan budget's input); zero: every
@@ -263,7 +265,9 @@ class Group {
     // periodic balances in a row that found only cache-hot fibers
     // (cache_hot_steals; kernel sd->nr_balance_failed). Owner thread only;
     // made anew when a thread claims the worker (the options as then).
-    std::optional<taskplace::kit::Stealer<T>> thief;  // made with the group
+    // The cache-hot test's rule is the balancer traits' (Hot), its
+    // tunables the group's task_hot.
+    std::optional<taskplace::kit::Stealer<T, typename balancer_type::hot_policy>> thief;  // made with the group
     // The worker's queue as a thief sees it (kit::WorkerQueue): its queued
     // fibers; a steal takes the oldest, or the one `pick` chooses among
     // them, oldest first.
@@ -319,7 +323,8 @@ class Group {
   //   (The thieves live as long as the group, so that stats() may read
   //   their counts from any thread.)
   void make_thief(CpuId c) noexcept {
-    slots_[c].thief->set_options({cache_hot_steals, task_hot});
+    slots_[c].thief->set_options(
+        {cache_hot_steals, taskplace::task_hot_with_tunables<typename balancer_type::hot_policy>(task_hot)});
     slots_[c].thief->reset_hot_state();
   }
   // The thieves' view (kit::QueueSource, kit::LastRanOf; kit/idle.hpp).
