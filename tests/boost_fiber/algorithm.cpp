@@ -18,6 +18,7 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "taskplace_fiber/algorithm.hpp"
@@ -682,7 +683,8 @@ BOOST_AUTO_TEST_CASE(an_idle_spin_polls_until_a_timer_due_sooner_and_no_longer,
 namespace cache_hot {
 // Every fiber that ran is hot for the whole test (1 h); a level's periodic
 // balances must fail more than `tries` times in a row before one moves.
-void configure(AffineGroup& group, bool on, std::uint32_t tries) {
+template <class G>
+void configure(G& group, bool on, std::uint32_t tries) {
   group.idle_poll = std::chrono::microseconds{200};  // an idle poll (a periodic balance) every 200 us
   group.cache_hot_steals = on;
   group.task_hot.migration_cost = std::chrono::hours{1};
@@ -698,9 +700,9 @@ void configure(AffineGroup& group, bool on, std::uint32_t tries) {
 //   context sleeps 1 ms at a time until the pair is done: each time it
 //   has run, worker 1 goes newly idle (a newidle balance), and it polls
 //   every idle_poll (200 us) in between.
-template <class Done>
-void run_hot_pair(AffineGroup& group, Done done) {
-  using Algo = taskplace_fiber::Algorithm<AffineGroup>;
+template <class G, class Done>
+void run_hot_pair(G& group, Done done) {
+  using Algo = taskplace_fiber::Algorithm<G>;
   std::atomic<bool> pair_ready{false}, finished{false};
   std::thread t1([&] {
     while (!pair_ready.load()) std::this_thread::sleep_for(std::chrono::microseconds{100});
@@ -799,6 +801,45 @@ BOOST_AUTO_TEST_CASE(reset_stats_zeroes_hot_skips) {
   BOOST_TEST(st.hot_skips == 0u);
   BOOST_TEST(st.steal_attempts == 0u);
   BOOST_TEST(st.steals == 0u);
+}
+
+// The cache-hot test's rule is the group's BalanceTraits' Hot member. On
+// two SMT siblings of one core the two rules part (kernel task_hot():
+// v5.10 on, a move within an SD_SHARE_CPUCAPACITY domain is never hot;
+// before, it was tested like any other): the classic rule keeps the hot
+// fiber on worker 0 through every idle poll (UINT32_MAX tries), today's
+// lets worker 1 take it.
+namespace hot_rule {
+using ClassicHot = taskplace::traits::Balance<taskplace::newidle::StampGuard2026, taskplace::AttemptEveryLevel,
+                                              taskplace::TaskHot<taskplace::task_hot::AllLevels2007>>;
+using ClassicGroup = taskplace_fiber::Group<taskplace::traits::AlwaysAffine, taskplace::TableTopology, ClassicHot>;
+using TodayGroup = taskplace_fiber::Group<taskplace::traits::AlwaysAffine, taskplace::TableTopology>;
+static_assert(std::is_same_v<ClassicGroup::balancer_type::hot_policy,
+                             taskplace::TaskHot<taskplace::task_hot::AllLevels2007>>);
+static_assert(std::is_same_v<TodayGroup::balancer_type::hot_policy, taskplace::TaskHot<>>);
+// Two hardware threads of one core, one LLC, one node.
+taskplace::TableTopology smt_pair() { return taskplace::TableTopology({0, 0}, {0, 0}, {0, 0}); }
+}  // namespace hot_rule
+
+BOOST_AUTO_TEST_CASE(the_groups_balance_traits_pick_the_cache_hot_rule) {
+  {
+    hot_rule::ClassicGroup group{hot_rule::smt_pair()};
+    cache_hot::configure(group, true, std::numeric_limits<std::uint32_t>::max());
+    cache_hot::run_hot_pair(group, [&] { return group.stats().hot_skips >= 20; });
+    const auto st = group.stats();
+    BOOST_TEST_MESSAGE("classic: steals " << st.steals << ", hot skips " << st.hot_skips);
+    BOOST_TEST(st.hot_skips >= 20u);
+    BOOST_TEST(st.steals == 0u);
+  }
+  {
+    hot_rule::TodayGroup group{hot_rule::smt_pair()};
+    cache_hot::configure(group, true, std::numeric_limits<std::uint32_t>::max());
+    cache_hot::run_hot_pair(group, [&] { return group.stats().steals >= 1; });
+    const auto st = group.stats();
+    BOOST_TEST_MESSAGE("today's: steals " << st.steals << ", hot skips " << st.hot_skips);
+    BOOST_TEST(st.steals >= 1u);
+    BOOST_TEST(st.hot_skips == 0u);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
