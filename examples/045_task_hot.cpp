@@ -7,7 +7,9 @@
 // cost 500 us), so worker 1's balances leave it, until its periodic
 // balances have failed twice in a row (cache_nice_tries of the LLC: 1);
 // newidle balances never count. A task that has not run for a millisecond
-// is cold and moves at once.
+// is cold and moves at once. Last, the rule is the balance traits' Hot
+// member: between SMT siblings today's rule never finds a task hot, the
+// classic one (v2.6.23 to v5.9) does.
 #include <cstdio>
 
 #include <taskplace/taskplace.hpp>
@@ -44,5 +46,18 @@ int main() {
   const taskplace::Move cold{.kind = taskplace::LevelKind::llc, .last_ran = clock.now() - 1ms};
   const bool cold_moves = hot.can_migrate(worker1, llc, cold, clock.now());
   std::printf("a task that last ran 1 ms ago: %s\n", cold_moves ? "moved at once" : "left");
-  return moved_at == 4 && cold_moves ? 0 : 1;
+
+  // The rule as a traits member (what kit::Stealer, the pool and the
+  // Boost.Fiber group apply): the default, and the classic one.
+  struct classic : taskplace::DefaultBalanceTraits {
+    using Hot = taskplace::TaskHot<taskplace::task_hot::AllLevels2007>;
+  };
+  using Today = taskplace::IdleBalancer<taskplace::UniformTopology>::hot_policy;
+  using Classic = taskplace::IdleBalancer<taskplace::UniformTopology, classic>::hot_policy;
+  const taskplace::Move smt{.kind = taskplace::LevelKind::smt, .last_ran = clock.now() - 100us};
+  const bool today_hot = Today{}.is_hot(smt, clock.now());
+  const bool classic_hot = Classic{}.is_hot(smt, clock.now());
+  std::printf("an SMT move of a task that ran 100 us ago: hot under today's rule %s, under the classic %s\n",
+              today_hot ? "yes" : "no", classic_hot ? "yes" : "no");
+  return moved_at == 4 && cold_moves && !today_hot && classic_hot ? 0 : 1;
 }

@@ -26,6 +26,7 @@
 #include "taskplace/detail/math.hpp"
 #include "taskplace/policy/newidle_cost_tracker.hpp"
 #include "taskplace/policy/newidle_success_rate.hpp"
+#include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/types.hpp"
 
@@ -72,17 +73,22 @@ struct DefaultBalanceTraits {
   // (NewidleSuccessRate<>); taskplace keeps every decision a function of
   // its inputs by default, see docs/policies/newidle_success_rate.md.
   using Attempts = AttemptEveryLevel;
+  // The cache-hot test of a steal (kit::Stealer; kernel task_hot() in
+  // can_migrate_task()): v5.10's, SMT moves never hot. TaskHot<
+  // task_hot::AllLevels2007> is the classic test of v2.6.23 to v5.9.
+  using Hot = TaskHot<>;
   using Stats = NoStats;                 // schedstats off
   using Hook = NoHook;                   // no tracepoint
 };
 
 namespace traits {
 // A balancer whose newidle cost tracking follows `NewidleTraits`, trying
-// levels as `Attempts` says.
-template <class NewidleTraits, class Attempts_ = AttemptEveryLevel>
+// levels as `Attempts` says, its steals judged by the cache-hot test `Hot`.
+template <class NewidleTraits, class Attempts_ = AttemptEveryLevel, class Hot_ = TaskHot<>>
 struct Balance : DefaultBalanceTraits {
   using Tracker = NewidleCostTracker<NewidleTraits>;
   using Attempts = Attempts_;
+  using Hot = Hot_;
 };
 // Today's kernel (v7.0 on): the current cost tracking and the success-rate
 // dice with the rate term.
@@ -109,6 +115,8 @@ template <class Traits>
 using balance_stats_member = typename Traits::Stats;
 template <class Traits>
 using balance_hook_member = typename Traits::Hook;
+template <class Traits>
+using hot_member = typename Traits::Hot;
 
 // The balancer's per-CPU state: the tracker's, plus the attempt policy's
 // when that has any (AttemptEveryLevel has none: then it is the tracker's
@@ -187,14 +195,17 @@ struct balance_traits_check {
   using attempts = balance_attempts_t<Traits>;
   using stats = member_or_t<Traits, void, balance_stats_member>;
   using hook = member_or_t<Traits, void, balance_hook_member>;
+  using hot = member_or_t<Traits, TaskHot<>, hot_member>;  // optional: came later
   static constexpr bool tracker_ok = NewidleTracker<tracker>;
   static constexpr bool attempts_ok = NewidleAttemptPolicy<attempts>;
   static constexpr bool stats_ok = StatsPolicy<stats, BalanceCounter>;
   static constexpr bool hook_ok = DecisionHook<hook, BalanceEvent>;
+  static constexpr bool hot_ok = TaskHotPolicy<hot>;
   using tracker_type = checked_t<tracker_ok, tracker, NewidleCostTracker<>>;
   using attempts_type = checked_t<attempts_ok, attempts, AttemptEveryLevel>;
   using stats_family = checked_t<stats_ok, stats, NoStats>;
   using hook_type = checked_t<hook_ok, hook, NoHook>;
+  using hot_policy = checked_t<hot_ok, hot, TaskHot<>>;
 };
 
 // The checks of an IdleBalancer's traits, one static_assert per member,
@@ -216,6 +227,9 @@ consteval bool check_balance_traits() {
   static_assert(DecisionHook<typename C::hook, BalanceEvent>,
                 "Traits::Hook must model taskplace::DecisionHook<H, BalanceEvent>: use NoHook, or a "
                 "default-constructible type callable as hook(const BalanceEvent&)");
+  static_assert(TaskHotPolicy<typename C::hot>,
+                "Traits::Hot must model taskplace::TaskHotPolicy: use TaskHot<task_hot::SmtExempt2020> (the "
+                "default) or TaskHot<task_hot::AllLevels2007>, the test itself, not its rule");
   return true;
 }
 }  // namespace detail
@@ -234,6 +248,9 @@ class IdleBalancer {
   static constexpr bool has_attempt_state = !std::is_same_v<state, typename tracker_type::state>;
   using stats_type = typename check_::stats_family::template counters<BalanceCounter>;
   using hook_type = typename check_::hook_type;
+  // The cache-hot test of this balancer's steals (Traits::Hot), for the
+  // runtime's kit::Stealer: kit::Stealer<T, hot_policy>.
+  using hot_policy = typename check_::hot_policy;
 
   explicit IdleBalancer(const T& topology, tracker_type tracker = {}, attempts_type attempts = {})
       : topology_(&topology), tracker_(tracker), attempts_(attempts) {}

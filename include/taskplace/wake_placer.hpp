@@ -21,10 +21,12 @@
 #include "taskplace/concepts.hpp"
 #include "taskplace/fwd.hpp"
 #include "taskplace/detail/assert.hpp"
+#include "taskplace/detail/sleep_ledger.hpp"
 #include "taskplace/detail/traits.hpp"
 #include "taskplace/placer/select_idle_sibling.hpp"
 #include "taskplace/placer/wake_affine.hpp"
 #include "taskplace/placer/wake_on_current.hpp"
+#include "taskplace/placer/wake_traits.hpp"
 #include "taskplace/policy/cache_hot_reservation.hpp"
 #include "taskplace/policy/duration_tracker.hpp"
 #include "taskplace/policy/flip_counter.hpp"
@@ -35,222 +37,6 @@
 #include "taskplace/types.hpp"
 
 namespace taskplace {
-
-// The defaults: today's kernel. Derive and replace one member:
-//   struct my_traits : taskplace::DefaultWakeTraits { using Wide = WideDetector<Linux2013>; };
-struct DefaultWakeTraits {
-  using Flips = FlipCounter<>;        // kernel record_wakee; halving decay since v3.17
-  using Wide = WideDetector<>;        // kernel wake_wide; symmetric rule since v4.3
-  using Factor = LlcFactor;           // kernel sd_llc_size; patch 2/2 of Wang 2013
-  using Affine = WakeAffine;          // kernel wake_affine: WA_IDLE, WA_WEIGHT, WA_BIAS
-  using Search = IdleSiblingSearch;   // kernel select_idle_sibling with SIS_UTIL
-  using Reservation = NoReservation;  // SIS_CACHE (Chen 2023) was never merged
-  using Overlap = NoOverlap;          // avg_overlap went in 2010
-  using Duration = NoDuration;        // dur_avg (SIS_CURRENT's patch 1/2) was never merged
-  using OnCurrent = NoWakeOnCurrent;  // SIS_CURRENT (2023) was never merged
-  using Stats = NoStats;              // schedstats off, as in production kernels
-  using Hook = NoHook;                // no tracepoint attached
-};
-
-// Named policy sets for comparison, each a traits swap.
-namespace traits {
-// Today's kernel.
-struct Current : DefaultWakeTraits {};
-// Pull every wakee to the waking CPU, no search: 2.6.23-2.6.26 sync
-// wake-ups, which collapsed pgbench past ~8 clients (Smith 2008).
-struct AlwaysAffine : DefaultWakeTraits {
-  using Wide = wide::Never;
-  using Affine = affine::Always;
-  using Search = NoSearch;
-};
-// Never pull, no search: the wakee returns to where it ran.
-struct PrevCpu : DefaultWakeTraits {
-  using Affine = affine::Never;
-  using Search = NoSearch;
-};
-// The v3.12 kernel of Wang 2013: wiping decay, the one-sided rule.
-struct Linux2013 : DefaultWakeTraits {
-  using Flips = FlipCounter<flip_decay::Wipe2013>;
-  using Wide = WideDetector<wide::OneSided2013>;
-};
-// A 2008 kernel (2.6.25-2.6.26, Smith 2008): no wake_wide, the 2008
-// wake_affine() whose sync pull is gated by the tasks' average overlap,
-// and no idle-sibling search (the era's wake_idle() is not modelled, as
-// in AlwaysAffine). Variant: sync_affine::Unchecked2008 (2.6.25, the
-// pgbench regression), Balanced2008 (2.6.26, its fix) or Ignored2008
-// (SYNC_WAKEUPS off).
-template <class Variant = sync_affine::Balanced2008>
-struct Linux2008 : DefaultWakeTraits {
-  using Wide = wide::Never;
-  using Affine = WakeAffine2008<Variant>;
-  using Search = NoSearch;
-  using Overlap = OverlapTracker;
-};
-// Current plus SIS_CACHE in one of its variants (Chen 2023).
-template <class Variant = sis_cache::HalveLong2023, class Ownership = AnyTaskMayTake>
-struct CacheHot : DefaultWakeTraits {
-  using Reservation = CacheHotReservation<Variant, Ownership>;
-};
-// Current plus SIS_CURRENT (2023): a pair of short tasks that wake each
-// other stays on the waking CPU, with no search. Variant:
-// sis_current::MigrationCost2023 (threshold the migration cost) or
-// Granularity2023 (an eighth of the granularity).
-template <ShortTaskVariant Variant = sis_current::MigrationCost2023>
-struct SisCurrent : DefaultWakeTraits {
-  using Duration = DurationTracker;
-  using OnCurrent = WakeOnCurrent<Variant>;
-};
-}  // namespace traits
-
-// The decision, with the reason of each step, for tests and traces.
-struct Placement {
-  CpuId cpu;              // where the wakee runs; always < cpu_count()
-  CpuId target;           // the affine step's choice, before the search
-  AffineReason affine;    // why the target
-  WakeReason reason;      // why the final CPU
-  bool wide;              // the wide rule's verdict
-  std::uint32_t scanned;  // CPUs the LLC walk visited (SearchResult::scanned)
-  std::uint32_t reservation_skips;
-};
-
-// The event a Hook receives: the placement plus who woke whom, when (the
-// `now` given to place(), in the embedder's clock) and the sync hint.
-struct WakeEvent {
-  TaskKey waker;
-  TaskKey wakee;
-  CpuId waking_cpu;
-  CpuId prev_cpu;
-  Placement placement;
-  Nanoseconds now{0};
-  bool sync = false;
-};
-
-static_assert(DecisionHook<NoHook, WakeEvent>);
-
-namespace detail {
-template <class Traits> using flips_member = typename Traits::Flips;
-template <class Traits> using wide_member = typename Traits::Wide;
-template <class Traits> using factor_member = typename Traits::Factor;
-template <class Traits> using affine_member = typename Traits::Affine;
-template <class Traits> using search_member = typename Traits::Search;
-template <class Traits> using reservation_member = typename Traits::Reservation;
-template <class Traits> using overlap_member = typename Traits::Overlap;
-template <class Traits> using duration_member = typename Traits::Duration;
-template <class Traits> using on_current_member = typename Traits::OnCurrent;
-template <class Traits> using stats_member = typename Traits::Stats;
-template <class Traits> using hook_member = typename Traits::Hook;
-template <class Affine>
-inline constexpr bool reads_overlap = requires { requires Affine::reads_overlap; };
-
-// Each member of a WakePlacer's traits as given (void where a required one
-// is missing, the default where an optional one is: Overlap, Duration and
-// OnCurrent came later), whether it models its role, and what the placer
-// uses: the member where it does, else the default. Naming a member here
-// cannot fail and each `ok` is a concept's answer, so that nothing goes
-// wrong before check_wake_traits() has said what is wrong; and after it
-// has, the placer goes on with the default, so that one bad member gives
-// one error, not a cascade from its uses.
-template <class T, class Traits>
-struct wake_traits_check {
-  using flips = member_or_t<Traits, void, flips_member>;
-  using wide = member_or_t<Traits, void, wide_member>;
-  using factor = member_or_t<Traits, void, factor_member>;
-  using affine = member_or_t<Traits, void, affine_member>;
-  using search = member_or_t<Traits, void, search_member>;
-  using reservation = member_or_t<Traits, void, reservation_member>;
-  using overlap = member_or_t<Traits, NoOverlap, overlap_member>;
-  using duration = member_or_t<Traits, NoDuration, duration_member>;
-  using on_current = member_or_t<Traits, NoWakeOnCurrent, on_current_member>;
-  using stats = member_or_t<Traits, void, stats_member>;
-  using hook = member_or_t<Traits, void, hook_member>;
-
-  static constexpr bool flips_ok = FlipPolicy<flips>;
-  static constexpr bool wide_ok = WideRule<wide>;
-  static constexpr bool factor_ok = FactorPolicy<factor, T>;
-  static constexpr bool affine_ok = AffinePolicy<affine, T>;
-  static constexpr bool reservation_ok = ReservationPolicy<reservation>;
-  // What the search is handed: the reservation policy, void without one.
-  using search_reservation =
-      std::conditional_t<reservation_ok && !std::is_same_v<reservation, NoReservation>, reservation, void>;
-  static constexpr bool search_ok = SearchPolicy<search, T, search_reservation>;
-  static constexpr bool overlap_ok = OverlapPolicy<overlap>;
-  static constexpr bool duration_ok = DurationPolicy<duration>;
-  static constexpr bool on_current_ok = OnCurrentRule<on_current>;
-  static constexpr bool stats_ok = StatsPolicy<stats, WakeCounter>;
-  static constexpr bool hook_ok = DecisionHook<hook, WakeEvent>;
-
-  using flips_policy = checked_t<flips_ok, flips, FlipCounter<>>;
-  using wide_rule = checked_t<wide_ok, wide, WideDetector<>>;
-  using factor_policy = checked_t<factor_ok, factor, LlcFactor>;
-  using affine_policy = checked_t<affine_ok, affine, WakeAffine>;
-  using search_policy = checked_t<search_ok, search, NoSearch>;
-  using reservation_policy = checked_t<reservation_ok, reservation, NoReservation>;
-  using overlap_policy = checked_t<overlap_ok, overlap, NoOverlap>;
-  using duration_policy = checked_t<duration_ok, duration, NoDuration>;
-  using on_current_rule = checked_t<on_current_ok, on_current, NoWakeOnCurrent>;
-  using stats_family = checked_t<stats_ok, stats, NoStats>;
-  using hook_type = checked_t<hook_ok, hook, NoHook>;
-};
-
-// The checks of a WakePlacer's traits, one static_assert per member, each
-// naming the member and the fix, then what the members ask of each other
-// (skipped where a member already failed its own). WakePlacer runs them
-// first thing, so that their message is the first error a bad traits class
-// gives; they live in a function, so that a failed one leaves WakePlacer
-// itself sound (the compilers report nothing more about it).
-template <class T, class Traits>
-consteval bool check_wake_traits() {
-  using C = wake_traits_check<T, Traits>;
-  static_assert(FlipPolicy<typename C::flips>,
-                "Traits::Flips must model taskplace::FlipPolicy: use FlipCounter<Decay, Storage>, or give it "
-                "a state, record(state&, TaskKey, Nanoseconds) and flips(const state&) -> std::uint32_t");
-  static_assert(WideRule<typename C::wide>,
-                "Traits::Wide must model taskplace::WideRule: use WideDetector<Rule> or a wide:: rule, or give "
-                "it static wide(std::uint32_t, std::uint32_t, std::uint32_t) noexcept -> bool");
-  static_assert(FactorPolicy<typename C::factor, T>,
-                "Traits::Factor must model taskplace::FactorPolicy for this topology: use LlcFactor (or "
-                "NodeFactor, FixedFactor<N>, ...), or give it static factor(const T&, CpuId) -> std::uint32_t");
-  static_assert(AffinePolicy<typename C::affine, T>,
-                "Traits::Affine must model taskplace::AffinePolicy: use WakeAffine, WakeAffine2008<V>, "
-                "affine::Always or affine::Never, or give it decide(const AffineInput<T, M>&) const -> "
-                "AffineDecision, a template over every MachineState M");
-  static_assert(SearchPolicy<typename C::search, T, typename C::search_reservation>,
-                "Traits::Search must model taskplace::SearchPolicy: use IdleSiblingSearch or NoSearch, or give "
-                "it static constexpr bool enabled and search(const SearchInput<T, M, F, R>&) const -> "
-                "SearchResult, a template over every MachineState M and CpuFilter F");
-  static_assert(ReservationPolicy<typename C::reservation>,
-                "Traits::Reservation must model taskplace::ReservationPolicy: use NoReservation or "
-                "CacheHotReservation<Variant, Ownership>");
-  static_assert(OverlapPolicy<typename C::overlap>,
-                "Traits::Overlap must model taskplace::OverlapPolicy: use OverlapTracker or NoOverlap");
-  static_assert(DurationPolicy<typename C::duration>,
-                "Traits::Duration must model taskplace::DurationPolicy: use DurationTracker or NoDuration");
-  static_assert(OnCurrentRule<typename C::on_current>,
-                "Traits::OnCurrent must model taskplace::OnCurrentRule: use WakeOnCurrent<Variant> or "
-                "NoWakeOnCurrent, or give it static constexpr bool enabled and static "
-                "decide(const WakeOnCurrentInput&) noexcept -> bool");
-  static_assert(StatsPolicy<typename C::stats, WakeCounter>,
-                "Traits::Stats must model taskplace::StatsPolicy: use NoStats, PlainStats, SingleWriterStats "
-                "or AtomicStats, the family itself, not one of its counters<...>");
-  static_assert(DecisionHook<typename C::hook, WakeEvent>,
-                "Traits::Hook must model taskplace::DecisionHook<H, WakeEvent>: use NoHook, or a "
-                "default-constructible type callable as hook(const WakeEvent&)");
-
-  using Affine = typename C::affine_policy;
-  using OnCurrent = typename C::on_current_rule;
-  using Flips = typename C::flips_policy;
-  static_assert(!C::affine_ok || !C::overlap_ok || !reads_overlap<Affine> || C::overlap_policy::enabled,
-                "Traits::Affine reads the tasks' average overlap: set Traits::Overlap = OverlapTracker");
-  static_assert(!C::on_current_ok || !C::duration_ok || !OnCurrent::enabled || C::duration_policy::enabled,
-                "Traits::OnCurrent reads the tasks' run durations: set Traits::Duration = DurationTracker");
-  static_assert(!C::on_current_ok || !C::flips_ok || !OnCurrent::enabled ||
-                    requires(const Flips& f, const typename Flips::state& s) {
-                      { f.last_wakee(s) } -> std::same_as<TaskKey>;
-                    },
-                "Traits::OnCurrent reads the last wakee: Traits::Flips needs last_wakee(state)");
-  return true;
-}
-}  // namespace detail
 
 template <Topology T, class Traits>  // default in fwd.hpp
 class WakePlacer {
@@ -291,6 +77,10 @@ class WakePlacer {
   static constexpr bool reserving = !std::is_same_v<reservation_policy, NoReservation>;
   static constexpr bool tracking_overlap = overlap_policy::enabled;
   static constexpr bool tracking_duration = duration_policy::enabled;
+  // Whether any policy reads when tasks sleep (overlap, duration,
+  // reservation): then task_runs and task_sleeps matter, and a late
+  // report is reconciled (docs/embedding.md, "Late sleep reports").
+  static constexpr bool reads_sleeps = reserving || tracking_overlap || tracking_duration;
 
   // Per-task state the placer reads and writes. Lives in the embedder's
   // task object. Thread-safety: the waker's flips are written by the
@@ -301,12 +91,16 @@ class WakePlacer {
   // the embedder orders that sleep's write before it publishes the task as
   // a waiter (the pool does so under the waiter list's lock). The duration
   // (with a duration policy) likewise: written by the thread running the
-  // task (task_runs, task_stops, task_sleeps), read by its wakers.
+  // task (task_runs, task_stops, task_sleeps), read by its wakers. The
+  // ledger (with reads_sleeps) is written by task_runs, task_sleeps and
+  // by place() for the wakee: a late report and a wake-up of the same task
+  // must not run at once (the runtime orders them, as it orders wake-ups).
   struct task_state {
     typename flips_policy::state flips{};
     [[no_unique_address]] typename reservation_policy::task_state sleep{};
     [[no_unique_address]] typename overlap_policy::state overlap{};
     [[no_unique_address]] typename duration_policy::state duration{};
+    [[no_unique_address]] std::conditional_t<reads_sleeps, detail::SleepLedger, detail::NoSleepLedger> ledger{};
     CpuId recent_cpu = no_cpu;  // kernel p->recent_used_cpu
   };
 
@@ -342,7 +136,8 @@ class WakePlacer {
 
   // Effects: records the wakee in the waker's flips (and, with an overlap
   // policy, stamps the waker's wake-up), folds the sleep that
-  // ends into the wakee's sleep average (with a reservation policy), decides
+  // ends into the wakee's sleep average (with a reservation policy; when
+  // the wakee's sleep report is still due, that report does), decides
   // wide or affine, searches for an idle sibling, updates recent_cpu, counts
   // stats, calls the hook. A hand-off (w.current_cpu) whose waking CPU is
   // allowed skips the decision and the search: the waking CPU, reasons
@@ -417,36 +212,63 @@ class WakePlacer {
     return d.p;
   }
 
-  // Effects: the task goes to sleep on `cpu`; with a reservation policy,
-  // reserves the CPU if it becomes idle and the task sleeps briefly;
-  // with an overlap policy, closes the overlap begun at its last wake-up
-  // of another task; with a duration policy, closes its run and folds the
-  // run time since its last sleep into its average. `cpu_state` is the
-  // reservation's per-CPU state the machine state returns from
-  // reservation(cpu). With none of them, does nothing.
+  // Effects: the task went to sleep on `cpu` at `at`, the moment it
+  // stopped running (not the moment of the report: a report may come
+  // late, see below); with a reservation policy, reserves the CPU if it
+  // became idle then (`cpu_becomes_idle`: nothing else runnable on it at
+  // `at`) and the task sleeps briefly; with an overlap policy, closes the
+  // overlap begun at its last wake-up of another task; with a duration
+  // policy, closes its run and folds the run time since its last sleep
+  // into its average. `cpu_state` is the reservation's per-CPU state the
+  // machine state returns from reservation(cpu). With none of them, does
+  // nothing.
+  // Late reports: a report made after `at`, even after a wake-up of the
+  // task (place() with it as the wakee, between its task_runs and this
+  // report), leaves every state as a report made at `at`, before that
+  // wake-up, would have: the wake-up's own sleep sample (SIS_CACHE) is
+  // applied here, after the sleep's. Only decisions made while the report
+  // is outstanding may differ (docs/embedding.md, "Late sleep reports",
+  // states the bound). Requires: task_runs at each run of the task (it
+  // marks the report due), the task's reports in the order of their `at`,
+  // each before its next task_runs, and one CPU's reports in the order of
+  // their `at`.
   template <class CpuState>
   void task_sleeps(task_state& task, TaskKey key, CpuState& cpu_state, bool cpu_becomes_idle,
-                   Nanoseconds now) const noexcept {
-    if constexpr (reserving) reservation_.on_sleep(task.sleep, cpu_state, cpu_becomes_idle, key, now);
-    overlap_policy::on_sleep(task.overlap, now);
-    duration_policy::on_sleep(task.duration, now);
+                   Nanoseconds at) const noexcept {
+    if constexpr (reserving) reservation_.on_sleep(task.sleep, cpu_state, cpu_becomes_idle, key, at);
+    overlap_policy::on_sleep(task.overlap, at);
+    duration_policy::on_sleep(task.duration, at);
+    settle_report(task);
   }
   // The same without a reservation policy, which needs the CPU's state.
-  void task_sleeps(task_state& task, Nanoseconds now) const noexcept
+  void task_sleeps(task_state& task, Nanoseconds at) const noexcept
     requires(!reserving)
   {
-    overlap_policy::on_sleep(task.overlap, now);
-    duration_policy::on_sleep(task.duration, now);
+    overlap_policy::on_sleep(task.overlap, at);
+    duration_policy::on_sleep(task.duration, at);
+    settle_report(task);
   }
   // Effects: with a duration policy, the task starts running at `now`
   // (task_runs) or stops without sleeping, yielding or preempted
   // (task_stops); without one, nothing. Kernel: the task's
-  // sum_exec_runtime grows between the two.
+  // sum_exec_runtime grows between the two. task_runs also marks the
+  // task's next sleep report due (with reads_sleeps), so that a wake-up
+  // before it is told from one after it.
   void task_runs(task_state& task, Nanoseconds now) const noexcept {
     duration_policy::on_run(task.duration, now);
+    // A wake-up before a report that never came (the runtime took the
+    // stop for no sleep) is dropped with it.
+    if constexpr (reads_sleeps) task.ledger = {.due = true};
   }
   void task_stops(task_state& task, Nanoseconds now) const noexcept {
     duration_policy::on_stop(task.duration, now);
+  }
+  // Returns: whether the task's sleep report is due (it ran since its
+  // last report): a wake-up now comes before that report. false without
+  // reads_sleeps.
+  static constexpr bool report_due(const task_state& task) noexcept {
+    if constexpr (reads_sleeps) return task.ledger.due;
+    else return (void)task, false;
   }
 
   const T& topology() const noexcept { return *topology_; }
@@ -563,7 +385,15 @@ class WakePlacer {
       w.waker->flips = d.waker_flips;
       overlap_policy::on_wake_other(w.waker->overlap, now);
     }
-    if constexpr (reserving) reservation_.on_wakeup(w.wakee->sleep, now);
+    if constexpr (reads_sleeps) {
+      detail::SleepLedger& l = w.wakee->ledger;
+      if (!l.due) {
+        if constexpr (reserving) reservation_.on_wakeup(w.wakee->sleep, now);
+      } else if (!l.woken_early) {  // before the sleep's report: that report applies it
+        l.woken_early = true;
+        l.woken_at = now;
+      }
+    }
     w.wakee->recent_cpu = d.recent;
 
     const Placement& p = d.p;
@@ -581,6 +411,19 @@ class WakePlacer {
         stats_.add(WakeCounter::affinity_fallback);
     }
     count_reason(p.reason);
+  }
+
+  // Effects: the sleep report is in: a wake-up that came before it now
+  // takes its sleep sample (SIS_CACHE on_wakeup, at the wake-up's time),
+  // and the next report is due at the next run.
+  void settle_report(task_state& task) const noexcept {
+    if constexpr (reads_sleeps) {
+      if constexpr (reserving)
+        if (task.ledger.woken_early) reservation_.on_wakeup(task.sleep, task.ledger.woken_at);
+      task.ledger = {};
+    } else {
+      (void)task;
+    }
   }
 
   void emit(const Wakeup& w, CpuId waking, CpuId prev, const Placement& p, Nanoseconds now) const {

@@ -11,6 +11,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "taskplace/clock.hpp"
@@ -208,4 +209,80 @@ TEST_CASE("thieves on several threads take every task exactly once", "[kit][idle
   for (auto& q : qs) left += q.q.size();
   CHECK(all.size() + left == n);
   CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());
+}
+
+// TaskHot as the balance traits' Hot member: the default is today's test,
+// the classic one is selectable, and the two decide differently exactly
+// where the kernel's changed: a move between SMT siblings.
+namespace hot_traits {
+using Topo = taskplace::UniformTopology;
+using Classic = taskplace::traits::Balance<taskplace::newidle::StampGuard2026, taskplace::AttemptEveryLevel,
+                                           taskplace::TaskHot<taskplace::task_hot::AllLevels2007>>;
+struct OwnClassic : taskplace::DefaultBalanceTraits {
+  using Hot = taskplace::TaskHot<taskplace::task_hot::AllLevels2007>;
+};
+// Balance traits written before Hot existed, not derived from the defaults.
+struct Older {
+  using Tracker = taskplace::NewidleCostTracker<>;
+  using Stats = taskplace::NoStats;
+  using Hook = taskplace::NoHook;
+};
+static_assert(std::is_same_v<taskplace::IdleBalancer<Topo>::hot_policy,
+                             taskplace::TaskHot<taskplace::task_hot::SmtExempt2020>>);
+static_assert(std::is_same_v<taskplace::IdleBalancer<Topo, Classic>::hot_policy,
+                             taskplace::TaskHot<taskplace::task_hot::AllLevels2007>>);
+static_assert(std::is_same_v<taskplace::IdleBalancer<Topo, OwnClassic>::hot_policy,
+                             taskplace::TaskHot<taskplace::task_hot::AllLevels2007>>);
+static_assert(std::is_same_v<taskplace::IdleBalancer<Topo, Older>::hot_policy, taskplace::TaskHot<>>);
+static_assert(taskplace::TaskHotPolicy<taskplace::TaskHot<>>);
+static_assert(!taskplace::TaskHotPolicy<taskplace::task_hot::AllLevels2007>);  // the rule, not the test
+static_assert(!taskplace::TaskHotPolicy<int>);
+
+// One newidle pull at the SMT level for a task that ran 100 us ago
+// (migration_cost 500 us). Kernel task_hot(): before v5.10 the task is
+// hot (exec_start within sysctl_sched_migration_cost) and the SMT
+// domain's cache_nice_tries is 0 with no failure counted yet, so
+// can_migrate_task() refuses it; from v5.10 (Josh Don, "sched/fair: Ignore
+// cache hotness for SMT migration") task_hot() returns 0 for a domain with
+// SD_SHARE_CPUCAPACITY, and the task moves.
+template <class Traits>
+Task* smt_newidle_pull(Task& t, std::uint32_t& hot_skips) {
+  const Topo smt{1, 1, 2, 2};  // cpus 0 and 1: SMT siblings (level 0), 2 and 3 the other core
+  std::vector<FakeQueue> qs(4);
+  taskplace::ManualClock clock{10ms};
+  t.last_ran = clock.now() - 100us;
+  qs[1].q = {&t};
+  using Hot = typename taskplace::IdleBalancer<Topo, Traits>::hot_policy;
+  Stealer<Topo, Hot> thief{smt, 0, {.cache_hot = true, .task_hot = Hot{}}};
+  Queues queues{&qs};
+  REQUIRE(smt.level_kind(0, 0) == LevelKind::smt);
+  Task* got = thief.pull(smt.level_cpus(0, 0), 0, LevelKind::smt, taskplace::BalanceKind::newidle, queues, LastRan{},
+                         clock);
+  hot_skips = static_cast<std::uint32_t>(thief.counts().hot_skips);
+  return got;
+}
+}  // namespace hot_traits
+
+TEST_CASE("the balance traits' Hot member picks the cache-hot rule of the steals", "[kit][idle][task_hot]") {
+  Task t{1};
+  std::uint32_t skips = 0;
+  CHECK(hot_traits::smt_newidle_pull<taskplace::DefaultBalanceTraits>(t, skips) == &t);  // v5.10+
+  CHECK(skips == 0);
+  CHECK(hot_traits::smt_newidle_pull<hot_traits::Classic>(t, skips) == nullptr);  // v2.6.23 to v5.9
+  CHECK(skips == 1);
+  CHECK(hot_traits::smt_newidle_pull<hot_traits::OwnClassic>(t, skips) == nullptr);
+  // Across an LLC both rules judge alike (only SMT moves changed).
+  const taskplace::TaskHot<taskplace::task_hot::AllLevels2007> classic{};
+  const taskplace::TaskHot<> current{};
+  const taskplace::Move llc{.kind = LevelKind::llc, .last_ran = 0us};
+  CHECK(classic.is_hot(llc, 100us) == current.is_hot(llc, 100us));
+  CHECK(classic.is_hot(llc, 100us));
+}
+
+TEST_CASE("a runtime's TaskHot<> tunables carry over to the traits' rule", "[kit][idle][task_hot]") {
+  const taskplace::TaskHot<> o{.migration_cost = 250us, .cache_nice_tries = {3, 3, 3, 3, 3}, .hot_buddy = false};
+  const auto c = taskplace::task_hot_with_tunables<taskplace::TaskHot<taskplace::task_hot::AllLevels2007>>(o);
+  CHECK(c.migration_cost == 250us);
+  CHECK(c.cache_nice_tries == o.cache_nice_tries);
+  CHECK_FALSE(c.hot_buddy);
 }

@@ -120,7 +120,9 @@ constexpr bool last_ran_fits() {
 
 // One worker's thief. Not thread-safe: its worker's thread only (the
 // failure counts of TaskHot are that worker's, kernel sd->nr_balance_failed).
-template <Topology T, class Hot = TaskHot<>>
+// `Hot`: the cache-hot test, the balancer's (IdleBalancer::hot_policy, its
+// traits' Hot member).
+template <Topology T, TaskHotPolicy Hot = TaskHot<>>
 class Stealer {
  public:
   struct Options {

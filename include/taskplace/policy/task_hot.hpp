@@ -31,6 +31,7 @@
 #include "taskplace/detail/config.hpp"
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -229,5 +230,52 @@ class TaskHot {
     return r;
   }
 };
+
+// ---------------------------------------------------------------------------
+// TaskHotPolicy: the cache-hot test of a steal, the member Hot of an
+// IdleBalancer's traits (kit::Stealer applies it). Models: TaskHot<Rule>.
+//   R1 typename H::state: default-constructible (one per worker: its
+//      failure counts per level, kernel sd->nr_balance_failed)
+//   R2 h.is_hot(Move, Nanoseconds now) const -> bool (kernel task_hot())
+//   R3 h.can_migrate(const state&, level, Move, now) const -> bool
+//   R4 h.record(state&, level, BalanceKind, PullOutcome) const
+//   R5 h.find_movable(const state&, level, LevelKind, first, last,
+//      last_ran, now, dst_nr_running, limit) const: a result with `it`,
+//      `found`, `looked` and hot(), a template over the iterator
+//   H default-constructible and copyable (a runtime's options hold one).
+namespace detail {
+struct LastRanArchetype {
+  Nanoseconds operator()(const Nanoseconds& x) const noexcept { return x; }
+};
+}  // namespace detail
+template <class H>
+concept TaskHotPolicy =
+    std::default_initializable<H> && std::copy_constructible<H> && requires { typename H::state; } &&
+    std::default_initializable<typename H::state> &&
+    requires(const H& h, typename H::state& s, const typename H::state& cs, const Move& m, Nanoseconds now,
+             std::uint32_t level, const Nanoseconds* it) {
+      { h.is_hot(m, now) } -> std::convertible_to<bool>;
+      { h.can_migrate(cs, level, m, now) } -> std::convertible_to<bool>;
+      h.record(s, level, BalanceKind::periodic, PullOutcome::refused);
+      h.find_movable(cs, level, LevelKind::llc, it, it, detail::LastRanArchetype{}, now, 0u, 1u).it;
+      { h.find_movable(cs, level, LevelKind::llc, it, it, detail::LastRanArchetype{}, now, 0u, 1u).found }
+          -> std::convertible_to<bool>;
+      { h.find_movable(cs, level, LevelKind::llc, it, it, detail::LastRanArchetype{}, now, 0u, 1u).hot() }
+          -> std::convertible_to<std::uint32_t>;
+    };
+static_assert(TaskHotPolicy<TaskHot<task_hot::AllLevels2007>>);
+static_assert(TaskHotPolicy<TaskHot<task_hot::SmtExempt2020>>);
+
+// Returns: a test of type H with the tunables of `o` (migration_cost,
+//   cache_nice_tries, hot_buddy), where H takes them as TaskHot does;
+//   else H{}. A runtime's options hold the tunables as a TaskHot<> and its
+//   traits pick the rule (IdleBalancer's hot_policy): this joins the two.
+template <TaskHotPolicy H, TaskHotRule R>
+constexpr H task_hot_with_tunables(const TaskHot<R>& o) noexcept {
+  if constexpr (requires { H{o.migration_cost, o.cache_nice_tries, o.hot_buddy}; })
+    return H{o.migration_cost, o.cache_nice_tries, o.hot_buddy};
+  else
+    return H{};
+}
 
 }  // namespace taskplace

@@ -43,6 +43,7 @@
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/kit/idle.hpp"
 #include "taskplace/kit/trace.hpp"
+#include "taskplace/kit/sleeps.hpp"
 #include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
@@ -137,7 +138,9 @@ class Group {
   // count (taskplace::TaskHot). Off: a steal takes the victim's oldest
   // queued fiber, hot or not.
   bool cache_hot_steals = false;  // default false; kernel: task_hot() in can_migrate_task()
-  // The cache-hot test's tunables, read only with cache_hot_steals.
+  // The cache-hot test's tunables, read only with cache_hot_steals; its
+  // rule is the balance traits' Hot member (task_hot::SmtExempt2020 by
+  // default; TaskHot<task_hot::AllLevels2007> for the classic one).
   taskplace::TaskHot<> task_hot{};  // default 500us, {0, 1, 1, 1, 2}; kernel: migration_cost, cache_nice_tries
   // How long a count of an LLC's busy workers stands for the LLC
   // (llc_utilization_pct, the SIS_UTIL scan budget's input); zero: every
@@ -242,6 +245,9 @@ class Group {
     std::uint32_t nr_running(CpuId c) const noexcept { return g_->nr_running(c); }
     std::uint64_t load(CpuId c) const noexcept { return g_->load(c); }
     std::uint32_t llc_utilization_pct(CpuId c) const { return g_->llc_utilization_pct(c, now_); }
+    // O3: c's reservation state (kit::SleepSlot; empty, and never read,
+    // without a reservation policy).
+    auto reservation(CpuId c) const noexcept { return g_->slots_[c].sleeps.reservation(); }
 
    private:
     const Group* g_;
@@ -271,7 +277,9 @@ class Group {
     // periodic balances in a row that found only cache-hot fibers
     // (cache_hot_steals; kernel sd->nr_balance_failed). Owner thread only;
     // made anew when a thread claims the worker (the options as then).
-    std::optional<taskplace::kit::Stealer<T>> thief;  // made with the group
+    // The cache-hot test's rule is the balancer traits' (Hot), its
+    // tunables the group's task_hot.
+    std::optional<taskplace::kit::Stealer<T, typename balancer_type::hot_policy>> thief;  // made with the group
     // The worker's queue as a thief sees it (kit::WorkerQueue): its queued
     // fibers; a steal takes the oldest, or the one `pick` chooses among
     // them, oldest first.
@@ -292,6 +300,9 @@ class Group {
     }
     // On the LLC's first worker: the LLC's busy share (llc_utilization_pct).
     taskplace::LlcUtilizationSample llc_sample;
+    // The sleeps of the fibers this worker runs (kit::SleepSlot: the
+    // reservation's per-CPU state, with traits::CacheHot).
+    taskplace::kit::SleepSlot<placer_type> sleeps;
   };
 
   // Effects: claims worker `c`. Throws std::invalid_argument when c is out
@@ -324,7 +335,8 @@ class Group {
   //   (The thieves live as long as the group, so that stats() may read
   //   their counts from any thread.)
   void make_thief(CpuId c) noexcept {
-    slots_[c].thief->set_options({cache_hot_steals, task_hot});
+    slots_[c].thief->set_options(
+        {cache_hot_steals, taskplace::task_hot_with_tunables<typename balancer_type::hot_policy>(task_hot)});
     slots_[c].thief->reset_hot_state();
   }
   // The thieves' view (kit::QueueSource, kit::LastRanOf; kit/idle.hpp).
@@ -551,9 +563,10 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // becomes now (see stamp_end_of_run).
   context* pick_next() noexcept override {
     context* const caller = context::active();
-    if (g_->cache_hot_steals) stamp_end_of_run(caller);
     const bool may_yield = caller != nullptr && !caller->is_context(type::dispatcher_context) &&
                            !caller->wait_is_linked() && !caller->sleep_is_linked() && !detail::this_worker.woke;
+    if (g_->cache_hot_steals || taskplace::kit::reports_sleeps<typename G::placer_type>)
+      stamp_end_of_run(caller, !may_yield);
     yielder_ = nullptr;
     context* next = choose_next();
     if (may_yield && next != nullptr && next != caller) {
@@ -653,9 +666,33 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   //   (for a wake-up from another thread, after this thread's dispatcher
   //   took it from Boost's remote-ready queue), and push() publishes the
   //   stamp under the queue's mutex.
-  void stamp_end_of_run(context* caller) const noexcept {
+  // With a placer that reads sleeps (kit::reports_sleeps), the same
+  //   moment ends the fiber's run there: a fiber that blocks (`blocks`:
+  //   it waits on a wait queue or a timer, or it woke a fiber, as an
+  //   unbuffered channel's producer does before it suspends unlinked;
+  //   pick_next's rule, whose other callers are yields) reports its sleep
+  //   at it (kit::SleepSlot::report), one that yields stops without
+  //   sleeping (task_stops); one that ended reports nothing. The report is
+  //   late in the contract's sense (WakePlacer::task_sleeps): Boost.Fiber
+  //   tells the algorithm of a wait only here, after the fiber linked
+  //   itself to the wait queue; a wake-up from another thread reaches this
+  //   thread's awakened() only through its dispatcher, after this returns,
+  //   so it never overtakes the report.
+  void stamp_end_of_run(context* caller, bool blocks) noexcept {
     if (caller == nullptr || caller->is_context(type::pinned_context)) return;
-    if (auto* p = base::get_properties(caller)) static_cast<properties_type*>(p)->last_ran = g_->clock_.now();
+    auto* p = static_cast<properties_type*>(base::get_properties(caller));
+    if (p == nullptr) return;
+    const Nanoseconds now = g_->clock_.now();
+    if (g_->cache_hot_steals) p->last_ran = now;
+    if constexpr (taskplace::kit::reports_sleeps<typename G::placer_type>) {
+      auto& slot = g_->slots_[id_];
+      if (caller->terminated_is_linked()) return;
+      if (blocks)
+        slot.sleeps.report(g_->placer_, p->task, reinterpret_cast<taskplace::TaskKey>(caller),
+                           slot.queued.load(std::memory_order_relaxed) == 0 && pinned_.empty(), now);
+      else
+        g_->placer_.task_stops(p->task, now);
+    }
   }
 
   context* run_dispatcher() noexcept {
@@ -672,7 +709,8 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   context* run(context* ctx, bool worker) noexcept {
     G& g = *g_;
     const bool stamp = worker && g.cache_hot_steals;
-    const Nanoseconds now = idle_ || stamp ? g.clock_.now() : Nanoseconds{0};
+    constexpr bool reports = taskplace::kit::reports_sleeps<typename G::placer_type>;
+    const Nanoseconds now = idle_ || stamp || (worker && reports) ? g.clock_.now() : Nanoseconds{0};
     if (idle_) {
       idle_ = false;
       g.balancer_.idle_end(*g.slots_[id_].idle, now);
@@ -686,6 +724,9 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
       g.migrations_.fetch_add(1, std::memory_order_relaxed);
     props.last_worker = id_;
     if (stamp) props.last_ran = now;
+    // The run starts (DurationTracker), and the fiber's next sleep report
+    // is due; nothing without a policy that reads sleeps.
+    g.placer_.task_runs(props.task, now);
     return ctx;
   }
 

@@ -94,7 +94,9 @@ void Pool<Topo, WakeTraits, BalanceTraits>::run(Worker& w, detail::WorkerContext
   t->last_ran = w.now;
   // traits::SisCurrent: the run starts at the worker's time, read just
   // before it popped t (one clock read per task, as for everything else).
-  if constexpr (placer_type::tracking_duration) w.placer.task_runs(rec(t)->placement, w.now);
+  // The placer's task_runs (nothing without a policy that reads sleeps)
+  // also marks t's next sleep report due.
+  w.placer.task_runs(rec(t)->placement, w.now);
   ctx.task = t;
   // From here on t may finish (and free itself) or be woken and resumed
   // on another worker: it is not touched after resume() returns.

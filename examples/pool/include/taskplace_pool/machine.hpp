@@ -49,13 +49,11 @@ class PoolMachine {
     return p_->workers_[static_cast<CpuId>(*std::ranges::begin(llc))]->llc_sample.read(
         llc, [this](CpuId x) { return !is_idle(x); }, now_, p_->opts_.tick);
   }
-  // Reservation state of c (MachineState O3), a copy taken under c's lock.
-  typename Pool::reservation_cpu_state reservation(CpuId c) const
-    requires Pool::placer_type::reserving
-  {
-    const auto& w = *p_->workers_[c];
-    std::lock_guard lk(w.res_m);
-    return w.res;
+  // Reservation state of c (MachineState O3), a copy taken under c's
+  // lock (kit::SleepSlot; empty, and never read, without a reservation
+  // policy).
+  typename Pool::reservation_cpu_state reservation(CpuId c) const noexcept {
+    return p_->workers_[c]->sleeps.reservation();
   }
 
  private:

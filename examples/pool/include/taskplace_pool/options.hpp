@@ -69,6 +69,9 @@ struct PoolOptions {
   // never count (taskplace::TaskHot). Off: a steal takes the victim's
   // newest queued task, hot or not.
   bool cache_hot_steals = false;
+  // The test's tunables; its rule is the pool's BalanceTraits' Hot member
+  // (task_hot::SmtExempt2020 by default, TaskHot<task_hot::AllLevels2007>
+  // for the classic one).
   taskplace::TaskHot<> task_hot{};
   // default null; kernel: the sched tracepoints. Where the placers and
   // balancers record their decisions when the pool's traits carry

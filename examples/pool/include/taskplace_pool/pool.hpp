@@ -48,6 +48,8 @@
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/kit/idle.hpp"
+#include "taskplace/kit/machine.hpp"
+#include "taskplace/kit/sleeps.hpp"
 #include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/stats.hpp"
@@ -380,9 +382,9 @@ class Pool {
 
   void block_task(detail::TaskControl* t);
 
-  // Whether the placer times sleeps (an overlap or a duration policy): a
-  // blocking task then reads the clock.
-  static constexpr bool timed_sleeps = placer_type::tracking_overlap || placer_type::tracking_duration;
+  // Whether a blocking task reads the clock for its sleep report (the
+  // kit's answer for this placer: kit/sleeps.hpp).
+  static constexpr bool timed_sleeps = taskplace::kit::times_sleeps<placer_type>;
 
   // Returns: the worker whose thread calls, or null off the pool.
   Worker* this_worker() const noexcept {

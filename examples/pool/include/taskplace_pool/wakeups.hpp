@@ -38,10 +38,10 @@ void Pool<Topo, WakeTraits, BalanceTraits>::wake_task(detail::TaskControl* t, Wa
           .prev_cpu = t->last_cpu,
           .sync = waker != nullptr && hint != WakeHint::async,
           .current_cpu = waker != nullptr && hint == WakeHint::handoff,
-          .wakee_load = taskplace::runnable_only_wakee_load<typename placer_type::affine_policy>,
+          .wakee_load = taskplace::kit::wakee_load<placer_type>,
           .waker_load = 1024},
       Machine{*this, inside ? workers_[waking]->now : clock_.now()},
-      inside && !placer_type::tracking_overlap ? workers_[waking]->now : clock_.now());
+      inside && !taskplace::kit::times_wakeups<placer_type> ? workers_[waking]->now : clock_.now());
   if (shared_placer) shared_placer.unlock();
   if (inside) {
     Worker& w = *workers_[waking];
@@ -58,26 +58,21 @@ void Pool<Topo, WakeTraits, BalanceTraits>::wake_task(detail::TaskControl* t, Wa
 
 template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
 void Pool<Topo, WakeTraits, BalanceTraits>::block_task(detail::TaskControl* t) {
-  if (!opts_.cache_hot_steals && !placer_type::reserving && !timed_sleeps) return;  // nothing to record
+  if (!opts_.cache_hot_steals && !taskplace::kit::reports_sleeps<placer_type>) return;  // nothing to record
   Worker* w = this_worker();
-  const Nanoseconds now = end_run(w, t);
-  if constexpr (placer_type::reserving) {
-    if (w == nullptr) return;
-    std::lock_guard lk(w->res_m);
-    w->placer.task_sleeps(rec(t)->placement, key(t), w->res,
-                          w->waiting() == 0, timed_sleeps ? now : w->now);
-  } else if constexpr (timed_sleeps) {
-    // traits::Linux2008: the overlap begun at t's last wake-up of another
-    // task ends now. Every sleep passes here (sleep_for announces its
-    // block before it queues its timer), on t's own thread, before t is
-    // published as a waiter (the waker's read of the average is ordered
-    // after this write by the waiter list's lock). Like the wake-up's
-    // stamp (wake_task), a fresh clock read, not the worker's time at
-    // the start of the run. traits::SisCurrent: the run that began at
-    // run()'s task_runs ends now, and its length (plus any runs before a
-    // yield) is the sample of the task's average duration.
-    placer_.task_sleeps(rec(t)->placement, now);
-  }
+  // The moment t stops: a fresh clock read where the placer takes
+  // differences of such stamps (kit::times_sleeps; traits::Linux2008's
+  // overlap since t's last wake-up of another task, traits::SisCurrent's
+  // run since run()'s task_runs), else the worker's time at the start of
+  // the run.
+  const Nanoseconds at = end_run(w, t);
+  // The report, whatever the policies (kit::SleepSlot). Every sleep
+  // passes here (sleep_for announces its block before it queues its
+  // timer), on t's own thread, before t is published as a waiter (the
+  // waker's reads are ordered after these writes by the waiter list's
+  // lock): an early report, which the late-report contract (WakePlacer::
+  // task_sleeps) also covers. A task blocks only on a worker.
+  if (w != nullptr) w->sleeps.report(w->placer, rec(t)->placement, key(t), w->waiting() == 0, at);
 }
 
 template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
@@ -115,7 +110,7 @@ void Pool<Topo, WakeTraits, BalanceTraits>::yield_task(detail::TaskControl* t) {
   Worker* w = this_worker();
   const Nanoseconds now = end_run(w, t);
   // A yield is no sleep: the run ends, the duration sample goes on.
-  if constexpr (placer_type::tracking_duration) placer_.task_stops(rec(t)->placement, now);
+  placer_.task_stops(rec(t)->placement, now);
   enqueue(w, w != nullptr ? w->cpu : idlest_worker(), t);
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "taskplace/kit/idle.hpp"
+#include "taskplace/kit/sleeps.hpp"
 #include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/types.hpp"
 #include "taskplace_pool/core.hpp"
@@ -32,7 +33,11 @@ inline constexpr std::uint32_t park_awake = 0, park_parked = 1, park_woken = 2, 
 template <class Topo, class Placer, class Balancer>
 struct alignas(64) Worker {
   Worker(const Topo& t, CpuId c, const PoolOptions& o)
-      : placer(t), balancer(t), thief(t, c, {.cache_hot = o.cache_hot_steals, .task_hot = o.task_hot}) {}
+      : placer(t),
+        balancer(t),
+        thief(t, c,
+              {.cache_hot = o.cache_hot_steals,
+               .task_hot = taskplace::task_hot_with_tunables<typename Balancer::hot_policy>(o.task_hot)}) {}
   std::mutex m;  // guards q and timers, and the draining of inbox
   std::deque<TaskControl*> q;
   TaskControl* next = nullptr;  // hand-off slot (enqueue_next), owner only
@@ -63,14 +68,15 @@ struct alignas(64) Worker {
   // was last unparked (to tell a late wake-up).
   std::atomic<std::int64_t> preempted_until{INT64_MIN};
   std::atomic<std::int64_t> unparked_at{0};
-  mutable std::mutex res_m;
-  typename Placer::reservation_policy::cpu_state res{};
+  taskplace::kit::SleepSlot<Placer> sleeps;  // the sleeps of the tasks it runs (SIS_CACHE's state)
   Placer placer;      // places the wake-ups this worker's tasks make
   Balancer balancer;  // this worker's newidle balance
   typename Balancer::state bstate{};  // the worker thread's only
   // Its steals (newidle and kicked balances), with their counts and the
   // cache-hot test's failures per level; the worker thread's only.
-  taskplace::kit::Stealer<Topo> thief;
+  // The cache-hot test's rule is the balancer traits' (Hot), its
+  // tunables PoolOptions::task_hot's.
+  taskplace::kit::Stealer<Topo, typename Balancer::hot_policy> thief;
   // The worker's clock (kernel rq_clock): read once per scheduling round,
   // used by the placements and sleeps of the task it runs. Owner only.
   Nanoseconds now{0};
