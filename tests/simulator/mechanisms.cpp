@@ -72,7 +72,7 @@ TEST_CASE("an L3 holding more working sets than it can makes each refill the evi
   // The cost model alone: 2048 KB homed in a 1024 KB L3 keeps half of each
   // working set; a 256 KB one refills half of 256 KB: 10 us.
   const UniformTopology one{1, 1, 1, 1};
-  const CostModel cm{one, c, Hardware{.llc_bytes = 1 << 20}};
+  const CostModel cm{one, c, Hardware{.l3 = {}, .mem_node = {}, .llc_bytes = 1 << 20}};
   CHECK(cm.capacity_penalty(2048, 256) == 10us);
   CHECK(cm.capacity_penalty(1024, 256) == 0us);  // fits
   CHECK(CostModel{one, c}.capacity_penalty(1 << 20, 256) == 0us);  // unlimited
@@ -83,7 +83,7 @@ TEST_CASE("an L3 holding more working sets than it can makes each refill the evi
   Workload w;
   w.tasks.push_back(TaskSpec{.name = "A", .program = {Step::compute(1ms), Step::sleep(1ms), Step::compute(1ms), Step::end()}, .footprint_kb = 1024, .start_cpu = 0});
   w.tasks.push_back(TaskSpec{.name = "B", .program = {Step::compute(10us), Step::wait(), Step::end()}, .footprint_kb = 1024, .start_cpu = 1});
-  M<> m{two, w, c, 1, Hardware{.llc_bytes = 1 << 20}};
+  M<> m{two, w, c, 1, Hardware{.l3 = {}, .mem_node = {}, .llc_bytes = 1 << 20}};
   const Report r = m.run_to_completion(1s);
   CHECK(m.task(0).work == 2ms + 40us);
   CHECK(r.capacity_time == 40us);
