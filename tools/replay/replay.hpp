@@ -178,6 +178,11 @@ namespace detail {
 inline constexpr std::uint32_t max_cpus = 65536;
 // The machine's topology: from sysfs, else uniform from the options.
 TableTopology make_topology(const Options& o, std::uint32_t cpus, std::string& words);
+// The reports' cells: "12.34%" ("-" of a whole of 0); s padded to w
+// characters on the right (pad) or the left (lpad).
+std::string pct(std::size_t part, std::size_t whole);
+std::string pad(std::string s, std::size_t w);
+std::string lpad(std::string s, std::size_t w);
 }  // namespace detail
 
 }  // namespace taskplace::replay

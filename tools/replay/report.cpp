@@ -10,27 +10,15 @@
 
 namespace taskplace::replay {
 
+using detail::lpad;
+using detail::pad;
+using detail::pct;
+
 namespace {
 // The affine policy itself decided: neither wide, nor waking == prev.
 bool affine_decided(AffineReason a) {
   return a != AffineReason::wide && a != AffineReason::same_cpu && a != AffineReason::waking_not_allowed &&
          a != AffineReason::current_cpu && a != AffineReason::wake_on_current;
-}
-
-std::string pct(std::size_t part, std::size_t whole) {
-  if (whole == 0) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * double(part) / double(whole));
-  return buf;
-}
-
-std::string pad(std::string s, std::size_t w) {
-  if (s.size() < w) s.append(w - s.size(), ' ');
-  return s;
-}
-std::string lpad(std::string s, std::size_t w) {
-  if (s.size() < w) s.insert(0, w - s.size(), ' ');
-  return s;
 }
 
 std::string csv_text(const std::string& s) {
@@ -40,6 +28,23 @@ std::string csv_text(const std::string& s) {
   return out + "\"";
 }
 }  // namespace
+
+namespace detail {
+std::string pct(std::size_t part, std::size_t whole) {
+  if (whole == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * double(part) / double(whole));
+  return buf;
+}
+std::string pad(std::string s, std::size_t w) {
+  if (s.size() < w) s.append(w - s.size(), ' ');
+  return s;
+}
+std::string lpad(std::string s, std::size_t w) {
+  if (s.size() < w) s.insert(0, w - s.size(), ' ');
+  return s;
+}
+}  // namespace detail
 
 Summary summarize(const Result& r) {
   Summary s;

@@ -14,6 +14,10 @@
 
 namespace taskplace::replay {
 
+using detail::lpad;
+using detail::pad;
+using detail::pct;
+
 namespace {
 
 constexpr std::int64_t never = std::numeric_limits<std::int64_t>::min();
@@ -123,20 +127,6 @@ std::vector<std::unique_ptr<AnySet>> make_sets(const TableTopology& t) {
   return s;
 }
 
-std::string pct(std::size_t part, std::size_t whole) {
-  if (whole == 0) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * double(part) / double(whole));
-  return buf;
-}
-std::string pad(std::string s, std::size_t w) {
-  if (s.size() < w) s.append(w - s.size(), ' ');
-  return s;
-}
-std::string lpad(std::string s, std::size_t w) {
-  if (s.size() < w) s.insert(0, w - s.size(), ' ');
-  return s;
-}
 
 }  // namespace
 
