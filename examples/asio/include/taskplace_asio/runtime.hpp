@@ -51,6 +51,7 @@
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/kit/idle.hpp"
 #include "taskplace/kit/machine.hpp"
+#include "taskplace/kit/sleeps.hpp"
 #include "taskplace/kit/task_store.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/table.hpp"
@@ -108,6 +109,14 @@ class Runtime {
   using placer_type = taskplace::WakePlacer<taskplace::TableTopology, detail::SharedTraits<WakeTraits>>;
   using balancer_type =
       taskplace::IdleBalancer<taskplace::TableTopology, detail::SharedTraits<taskplace::DefaultBalanceTraits>>;
+  // A handler's end is not reported as a sleep (kit::SleepSlot): the
+  // runtime cannot tell a task that waits from one that merely finished a
+  // handler. Traits whose policies read sleeps (traits::Linux2008,
+  // SisCurrent, CacheHot) would decide on samples never taken, so they are
+  // refused here rather than silently wrong.
+  static_assert(!taskplace::kit::reports_sleeps<placer_type>,
+                "taskplace_asio::Runtime: these wake traits read task sleeps (overlap, duration or "
+                "reservation policy), which this runtime does not report; use traits without them");
 
   explicit Runtime(std::uint32_t workers, Options o = {})
       : topo_(detail::flat_topology(workers)), placer_(topo_), balancer_(topo_), machine_(workers), opts_(o) {
