@@ -31,7 +31,7 @@
 namespace taskplace {
 
 // The defaults: today's kernel. Derive and replace one member:
-//   struct my_traits : taskplace::DefaultWakeTraits { using Wide = WideDetector<Linux2013>; };
+//   struct my_traits : taskplace::DefaultWakeTraits { using Wide = WideDetector<wide::OneSided2013>; };
 struct DefaultWakeTraits {
   using Flips = FlipCounter<>;        // kernel record_wakee; halving decay since v3.17
   using Wide = WideDetector<>;        // kernel wake_wide; symmetric rule since v4.3
@@ -62,7 +62,11 @@ struct PrevCpu : DefaultWakeTraits {
   using Affine = affine::Never;
   using Search = NoSearch;
 };
-// The v3.12 kernel of Wang 2013: wiping decay, the one-sided rule.
+// Wang 2013's wake_wide as v3.12 had it (wiping decay, the one-sided
+// rule) in today's pipeline: the affine step and the idle search are
+// today's, not v3.12's (effective_load() and the group walk of its
+// select_idle_sibling() are not modelled), so the set isolates the wide
+// rule, as the paper's comparison did.
 struct Linux2013 : DefaultWakeTraits {
   using Flips = FlipCounter<flip_decay::Wipe2013>;
   using Wide = WideDetector<wide::OneSided2013>;
