@@ -113,6 +113,12 @@ i64 random_time(Rng& r) {
   }
 }
 
+// a + b, saturated to the i64 range (clocks near the maxima).
+i64 sat_add(i64 a, i64 b) {
+  const kref::i128 t = static_cast<kref::i128>(a) + b;
+  return t > INT64_MAX ? INT64_MAX : (t < INT64_MIN ? INT64_MIN : static_cast<i64>(t));
+}
+
 i64 advance(Rng& r, i64 now) {
   i64 d = 0;
   switch (r.u(0, 9)) {
@@ -124,8 +130,7 @@ i64 advance(Rng& r, i64 now) {
     case 5: d = static_cast<i64>(r.u(1'000'000'000ull, 4'000'000'000ull)); break;
     default: d = static_cast<i64>(r.u(0, 2'000'000ull)); break;
   }
-  const kref::i128 t = static_cast<kref::i128>(now) + d;
-  return t > INT64_MAX ? INT64_MAX : (t < INT64_MIN ? INT64_MIN : static_cast<i64>(t));
+  return sat_add(now, d);
 }
 
 // ---------------------------------------------------------------------------
@@ -634,7 +639,7 @@ void run_balances(Rng& r, Tally& tally, u32 sequences, const char* name) {
         const i64 v = r.p(0.1) ? INT64_MAX - static_cast<i64>(r.u(0, 3)) : static_cast<i64>(r.u(0, 2'000'000));
         st.max_cost[i] = Nanoseconds{v};
         ms.max_cost[i] = v;
-        const i64 d = r.p(0.1) ? random_time(r) : now - static_cast<i64>(r.u(0, 3'000'000'000ull));
+        const i64 d = r.p(0.1) ? random_time(r) : sat_add(now, -static_cast<i64>(r.u(0, 3'000'000'000ull)));
         st.last_decay[i] = Nanoseconds{d};
         ms.last_decay[i] = d;
       }
@@ -666,7 +671,7 @@ void run_balances(Rng& r, Tally& tally, u32 sequences, const char* name) {
         times.push_back(Nanoseconds{t0});
         mtimes.push_back(t0);
         for (u32 i = 0; i < levels; ++i) {
-          i64 t1 = r.p(0.9) ? t0 + static_cast<i64>(r.u(0, 800'000)) : advance(r, t0);
+          i64 t1 = r.p(0.9) ? sat_add(t0, static_cast<i64>(r.u(0, 800'000))) : advance(r, t0);
           if (t1 < t0 && r.p(0.5)) t1 = t0;
           times.push_back(Nanoseconds{t1});
           mtimes.push_back(t1);
