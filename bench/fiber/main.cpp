@@ -7,7 +7,7 @@
 //                          "Current spin"|"AlwaysAffine spin">
 //                         <pipe|pgbench|hackbench|udp_rr> [workers] [pgbench clients]
 // "... hot": the taskplace algorithm with Group::cache_hot_steals on.
-// "... spin": with Group::idle_spin = 20 us, the example pool's
+// "... spin": with Group::idle_spin = 20 us, the pool's
 // spin_before_park (an idle worker polls before it blocks on its futex).
 // Prints one line of named fields (bench/results.hpp), e.g.
 //   RESULT workload=pipe runtime="Current hot" workers=2 clients=8 seconds=0.0312

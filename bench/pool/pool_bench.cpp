@@ -1,4 +1,4 @@
-// The pool benchmark: every workload on the example pool under each wake
+// The pool benchmark: every workload on the pool under each wake
 // policy set and on the peers found here (oneTBB and Boost.Asio in
 // continuation style, Boost.Fiber work_stealing and shared_work with its
 // channels), interleaved: each repetition runs every configuration once, in

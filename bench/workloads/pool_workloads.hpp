@@ -1,5 +1,5 @@
 // bench/workloads/pool_workloads.hpp: the four workloads on the taskplace
-// example pool, as coroutines over its channels.
+// pool, as coroutines over its channels.
 //
 // pipe: two tasks pass a token (perf bench sched pipe). pgbench: one client
 // task keeps one request in flight per backend, each backend spins

@@ -157,7 +157,7 @@ class TscClock {
   // the calibration refuses an error bound over 1/1024 (about 0.1%), and
   // NTP may slew CLOCK_MONOTONIC by up to 500 ppm (under 1/2048) after it.
   // A deadline on this clock that must not come early by steady_clock
-  // adds 1/rate_error_inverse of its delay (the example pool's sleeps do).
+  // adds 1/rate_error_inverse of its delay (the pool's sleeps do).
   static constexpr std::int64_t rate_error_inverse = 512;
 
   // Effects: TscClock(default_calibration).

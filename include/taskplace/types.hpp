@@ -150,7 +150,7 @@ struct ClampedNanoseconds : Nanoseconds {
 }  // namespace detail
 
 // A duration setting: every tunable and option of the library that a user
-// sets (migration_cost, decay periods, the example pool's and Boost.Fiber
+// sets (migration_cost, decay periods, the pool's and Boost.Fiber
 // group's options) has this type, or NonNegativeNanoseconds below. Publicly
 // a Nanoseconds: every read (count(), comparisons, arithmetic giving a
 // Nanoseconds) works on it unchanged. Setting it from a std::chrono

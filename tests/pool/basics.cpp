@@ -1,4 +1,4 @@
-// The example pool: tasks, spawning, exceptions, shutdown, pinning,
+// The pool: tasks, spawning, exceptions, shutdown, pinning,
 // channels and events, and that wake-ups go through the placer.
 #include <pthread.h>
 #include <sched.h>

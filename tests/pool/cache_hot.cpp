@@ -1,4 +1,4 @@
-// The example pool's cache-hot steals (PoolOptions::cache_hot_steals,
+// The pool's cache-hot steals (PoolOptions::cache_hot_steals,
 // taskplace::TaskHot): a thief leaves a task that ran lately on its
 // worker, until that level's periodic balances (a tick's kicks) have
 // failed more than cache_nice_tries times in a row.

@@ -1,4 +1,4 @@
-// The example pool loses no wake-up: every workload, at reduced size, on
+// The pool loses no wake-up: every workload, at reduced size, on
 // every policy set, delivers every message within a timeout that fails
 // loudly; and a million short tasks each run once.
 #include <atomic>

@@ -1,4 +1,4 @@
-// The example pool with an overlap policy (traits::Linux2008): every sleep
+// The pool with an overlap policy (traits::Linux2008): every sleep
 // of a task, blocked or timed, closes the overlap begun at its last wake-up
 // of another task, and the wake-up is stamped when it happens, not at the
 // start of the task's run (the worker's cached time), which would count the

@@ -1,4 +1,4 @@
-// The example pool at its edges: spawning against shutdown, a constructor
+// The pool at its edges: spawning against shutdown, a constructor
 // whose threads cannot start, kicked workers and the preemption rule,
 // sleeps too long for the clock, channels and results whose moves throw,
 // join handles taken twice, and counters read right after a join.

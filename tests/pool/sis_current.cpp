@@ -1,4 +1,4 @@
-// The example pool with traits::SisCurrent: the pool reports each run
+// The pool with traits::SisCurrent: the pool reports each run
 // (task_runs when a worker resumes a task, task_sleeps when it blocks), so
 // a pair of short tasks that wake each other is kept on one worker once
 // both flip counts have decayed to 0 (one flip period, 1 s, after the pair

@@ -1,4 +1,4 @@
-// taskplace_pool/sync.hpp: the example pool's locks and events:
+// taskplace_pool/sync.hpp: the pool's locks and events:
 // Event, Mutex (with Mutex::Guard), Semaphore and Latch. Channels, join
 // handles and sleeps have headers of their own (channel.hpp,
 // join_handle.hpp, sleep.hpp); pool.hpp includes them all.

@@ -1,4 +1,4 @@
-// taskplace_pool/task.hpp: the coroutine task type of the example pool.
+// taskplace_pool/task.hpp: the coroutine task type of the pool.
 //
 // Provides task<T>, a lazily started coroutine whose result (or exception)
 // reaches the coroutine that awaits it. Awaiting a task runs it on the same

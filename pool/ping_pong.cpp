@@ -1,4 +1,4 @@
-// The example pool in thirty lines: two tasks pass a token over channels
+// The pool in thirty lines: two tasks pass a token over channels
 // on a pool over this machine; the wake-ups are placed by the kernel's
 // policy set (traits::Current), and the pool's counters say where they went.
 // With --handoff the channels promise that each waker blocks next
