@@ -376,6 +376,7 @@ class WakePlacer {
     in.wakee = w.wakee_key;
     in.waker_overlap = detail::typical_of<overlap_policy>(w.waker->overlap);
     in.move_cost = move_cost(machine, waking, prev);
+    in.wakee_ran_here = prev == waking;
     return in;
   }
 

@@ -35,7 +35,7 @@ constexpr TaskKey key_a = 1, key_b = 2;
 
 // A alone on its worker; overlap, B's run and the move cost as given.
 constexpr WakeOnCurrentInput gate_input(Nanoseconds overlap, Nanoseconds run, Nanoseconds cost,
-                                        std::uint32_t nr_running = 1) {
+                                        std::uint32_t nr_running = 1, bool ran_here = true) {
   WakeOnCurrentInput in{.waking_nr_running = nr_running,
                         .waker_duration = 0ns,
                         .wakee_duration = run,
@@ -48,6 +48,7 @@ constexpr WakeOnCurrentInput gate_input(Nanoseconds overlap, Nanoseconds run, Na
                         .cpu_count = 2};
   in.waker_overlap = overlap;
   in.move_cost = cost;
+  in.wakee_ran_here = ran_here;
   return in;
 }
 constexpr WakeReason verdict(const WakeOnCurrentInput& in) {
@@ -64,12 +65,16 @@ TEST_CASE("a waker that blocks within the crossing cost keeps its wakee", "[cost
   CHECK(verdict(gate_input(650ns, 50us, 650ns)) == WakeReason::no_search);
   // A waker never measured (average 0) reads as one that blocks at once.
   CHECK(verdict(gate_input(0ns, 50us, 650ns)) == WakeReason::waker_blocks);
-  // Queued work counts: 100 + 2 * 200 = 500 < 650 keeps; 100 + 3 * 200 = 700 does not
-  // by (a), nor by (b): 4 * 200 = 800.
-  CHECK(verdict(gate_input(100ns, 200ns, 650ns, 3)) == WakeReason::waker_blocks);
-  CHECK(verdict(gate_input(100ns, 200ns, 650ns, 4)) == WakeReason::no_search);
+  // Queued work counts: 100 + 2 * 250 = 600 < 650 keeps; 100 + 3 * 250 = 850 does not
+  // by (a), nor by (b): 4 * 250 = 1000.
+  CHECK(verdict(gate_input(100ns, 250ns, 650ns, 3)) == WakeReason::waker_blocks);  // (b): 3 * 250 > 650
+  CHECK(verdict(gate_input(100ns, 250ns, 650ns, 4)) == WakeReason::no_search);
   // Queued work of unknown length (B never measured) never passes (a).
   CHECK(verdict(gate_input(100ns, 0ns, 650ns, 2)) == WakeReason::no_search);
+  // (a) needs B's cache on the waking CPU: a B that last ran elsewhere
+  // is pulled only if short (b).
+  CHECK(verdict(gate_input(100ns, 50us, 650ns, 1, false)) == WakeReason::no_search);
+  CHECK(verdict(gate_input(100ns, 600ns, 650ns, 1, false)) == WakeReason::short_work);
 }
 
 TEST_CASE("a 1:N dispatcher's wakees spread when their work exceeds the crossing cost", "[cost_gate]") {
@@ -103,8 +108,8 @@ TEST_CASE("the gate keeps no pair it cannot judge", "[cost_gate]") {
   constexpr auto u32_max = std::numeric_limits<std::uint32_t>::max();
   CHECK(verdict(gate_input(max, max, max, u32_max)) == WakeReason::no_search);
   CHECK(verdict(gate_input(0ns, max, max, u32_max)) == WakeReason::no_search);
-  CHECK(verdict(gate_input(0ns, 1ns, max, u32_max)) == WakeReason::waker_blocks);
-  CHECK(verdict(gate_input(max - 1ns, 1ns, max)) == WakeReason::waker_blocks);
+  CHECK(verdict(gate_input(0ns, 1ns, max, u32_max)) == WakeReason::waker_blocks);  // 2^32 - 1 ns of work
+  CHECK(verdict(gate_input(max - 1ns, 0ns, max)) == WakeReason::waker_blocks);
 }
 
 TEST_CASE("the move cost is the crossing floor, or prev's wake cost when prev is another idle worker",
@@ -128,22 +133,26 @@ TEST_CASE("the move cost is the crossing floor, or prev's wake cost when prev is
 
 namespace {
 // A ping-pong pair on a 2-CPU machine: A on worker 0 wakes B (last on
-// worker 1, idle), sleeps `overlap` later; B runs `run`, wakes A, sleeps.
+// b_cpu, where each placement leaves it), sleeps `overlap` later; B runs
+// `run`, then sleeps.
 template <class Traits>
 struct Pair {
   using Placer = WakePlacer<UniformTopology, Traits>;
   UniformTopology topo{1, 1, 2, 1};
   Placer placer{topo};
   typename Placer::task_state a{}, b{};
+  CpuId b_cpu;
   Nanoseconds now = 1ms;
 
-  Placement round(kit::Machine& m, Nanoseconds overlap, Nanoseconds run, CpuId a_cpu = 0, CpuId b_prev = 1) {
+  explicit Pair(CpuId b_starts_on) : b_cpu(b_starts_on) {}
+  Placement round(kit::Machine& m, Nanoseconds overlap, Nanoseconds run) {
     placer.task_runs(a, now);
     now += run;
-    m.running(a_cpu);
+    m.running(0);
     const Placement p = placer.place({.waker = &a, .waker_key = key_a, .wakee = &b, .wakee_key = key_b,
-                                      .waking_cpu = a_cpu, .prev_cpu = b_prev, .sync = true},
+                                      .waking_cpu = 0, .prev_cpu = b_cpu, .sync = true},
                                      m.at(now), now);
+    b_cpu = p.cpu;
     now += overlap;
     placer.task_sleeps(a, now);
     placer.task_runs(b, now);
@@ -158,19 +167,41 @@ TEST_CASE("traits::Runtime keeps a pipe pair on the waker's worker where the ker
           "[cost_gate][wake_placer]") {
   kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
   m.spinning(1);
-  Pair<traits::Runtime> rt;
-  Pair<traits::Current> cur;
-  // A blocks 100 ns after its wake-up: below the 650 ns floor (prev
-  // spins: 300 ns, below the floor).
+  // The pair settled on worker 0; A blocks 100 ns after its wake-up:
+  // below the 650 ns floor. Test (a), every round.
+  Pair<traits::Runtime> rt{0};
   for (int i = 0; i < 20; ++i) {
     const Placement p = rt.round(m, 100ns, 2us);
     INFO("round " << i);
     CHECK(p.cpu == 0u);
     CHECK(p.reason == WakeReason::waker_blocks);
     CHECK(p.affine == AffineReason::cost_gate);
-    const Placement k = cur.round(m, 100ns, 2us);
-    CHECK(k.cpu == 1u);  // the kernel: sync pull to CPU 0, busy; idle prev in the LLC
-    CHECK(k.reason == WakeReason::idle_prev);
+  }
+  // The kernel: sync pull to CPU 0, busy; the search finds CPU 1 idle.
+  Pair<traits::Current> cur{0};
+  CHECK(cur.round(m, 100ns, 2us).cpu == 1u);
+  // A pair of short tasks that starts apart settles by test (b): B's
+  // runs of 200 ns are below the move cost, so B is pulled to worker 0
+  // once its run is measured, and test (a) keeps it there.
+  Pair<traits::Runtime> apart{1};
+  CHECK(apart.round(m, 100ns, 200ns).cpu == 1u);  // B's run not measured yet: the kernel's rules
+  const Placement pulled = apart.round(m, 100ns, 200ns);
+  CHECK(pulled.cpu == 0u);
+  CHECK(pulled.reason == WakeReason::short_work);
+}
+
+TEST_CASE("traits::Runtime does not pull a long-running wakee from the CPU that holds its cache",
+          "[cost_gate][wake_placer]") {
+  // A 1:N client that blocks at once, a backend of 5 us last on worker 1:
+  // test (a) needs B's cache on worker 0, test (b) a run below 650 ns.
+  kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
+  m.spinning(1);
+  Pair<traits::Runtime> rt{1};
+  for (int i = 0; i < 20; ++i) {
+    const Placement p = rt.round(m, 100ns, 5us);
+    INFO("round " << i);
+    CHECK(p.cpu == 1u);
+    CHECK(p.reason == WakeReason::idle_prev);
   }
 }
 
@@ -178,36 +209,38 @@ TEST_CASE("traits::Runtime spreads the work of a waker that runs on, unless the 
           "[cost_gate][wake_placer]") {
   kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
   m.spinning(1);
-  Pair<traits::Runtime> rt;
-  // A runs 20 us after each wake-up, B 5 us: neither test holds once the
-  // averages have settled; the kernel's pipeline places B on idle prev.
+  // A runs 20 us after each wake-up, B 5 us: neither test holds; the
+  // kernel's pipeline moves B to the idle worker 1 and keeps it there.
+  Pair<traits::Runtime> rt{0};
   Placement p{};
   for (int i = 0; i < 40; ++i) p = rt.round(m, 20us, 5us);
   CHECK(p.cpu == 1u);
   CHECK(p.reason == WakeReason::idle_prev);
-  // The same waker, a wakee of 200 ns: (b), 200 < 650.
-  Pair<traits::Runtime> short_work;
+  // The same waker, a wakee of 200 ns: (b), 200 < 650, wherever B was.
+  Pair<traits::Runtime> short_work{1};
   for (int i = 0; i < 40; ++i) p = short_work.round(m, 20us, 200ns);
   CHECK(p.cpu == 0u);
   CHECK(p.reason == WakeReason::short_work);
-  // Prev parked: a 5 us overlap is below the 30 us unpark, so B stays.
+  // B last on a parked worker 1: the move's cost is its 30 us unpark, so
+  // a 5 us wakee is short there (test b) and stays on worker 0.
   m.parked(1);
-  Pair<traits::Runtime> parked;
-  for (int i = 0; i < 40; ++i) p = parked.round(m, 5us, 5us);
+  Pair<traits::Runtime> parked{1};
+  (void)parked.round(m, 20us, 5us);  // B's run not measured yet
+  parked.b_cpu = 1;
+  p = parked.round(m, 20us, 5us);
   CHECK(p.cpu == 0u);
-  CHECK(p.reason == WakeReason::waker_blocks);
-  // The same pair with prev spinning: the 650 ns floor, B moves.
+  CHECK(p.reason == WakeReason::short_work);
+  // The same with worker 1 spinning: 650 ns, B moves.
   m.spinning(1);
-  Pair<traits::Runtime> spinning;
-  for (int i = 0; i < 40; ++i) p = spinning.round(m, 5us, 5us);
-  CHECK(p.cpu == 1u);
+  parked.b_cpu = 1;
+  CHECK(parked.round(m, 20us, 5us).cpu == 1u);
 }
 
 TEST_CASE("one preempted sample does not hold a pair apart: the gate reads the lower of average and latest",
           "[cost_gate][wake_placer]") {
   kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
   m.spinning(1);
-  Pair<traits::Runtime> rt;
+  Pair<traits::Runtime> rt{0};
   for (int i = 0; i < 20; ++i) (void)rt.round(m, 100ns, 2us);
   // A 4 ms overlap (the worker's thread lost its CPU): the average jumps
   // to about 500 us; the next wake-up reads that sample and moves B.
@@ -215,7 +248,9 @@ TEST_CASE("one preempted sample does not hold a pair apart: the gate reads the l
   const Placement moved = rt.round(m, 100ns, 2us);
   CHECK(moved.cpu == 1u);
   CHECK(OverlapTracker::average(rt.a.overlap) > 400us);
-  // The wake-up after a short sample is kept again, whatever the average.
+  // Back on worker 0 (as a steal would bring it), the wake-up after a
+  // short sample is kept again, whatever the average.
+  rt.b_cpu = 0;
   const Placement kept = rt.round(m, 100ns, 2us);
   CHECK(kept.cpu == 0u);
   CHECK(kept.reason == WakeReason::waker_blocks);

@@ -17,14 +17,19 @@
 //
 // The wakee B of waker A on worker w stays on w, with no search, when
 // (q = the tasks queued on w behind A) either
-//   (a) waker_blocks: A's overlap (how long it runs on after a wake-up
-//       before it sleeps) plus the queued work (q times B's run) is less
-//       than the move cost: B starts sooner on w than anywhere else, so
-//       spreading gains no parallel time; or
+//   (a) waker_blocks: B last ran on w (its cache is there), and A's
+//       overlap (how long it runs on after a wake-up before it sleeps)
+//       plus the queued work (q times B's run) is less than the move
+//       cost: B starts sooner on w than anywhere else, so spreading gains
+//       no parallel time; or
 //   (b) short_work: B's run, and each queued one (q + 1 of them, B's run
 //       each), together take less than the move cost: the work is done
-//       on w before a move would have paid for itself.
-// An overlap or a run is the lower of the task's average and its latest
+//       on w before a move would have paid for itself. A run that short
+//       also bounds what B's cache holds, so pulling B from another CPU
+//       refills little.
+// Test (a) asks that B ran on w: pulling a task that runs long from the
+// CPU that holds its cache costs its refill (the kernel's migration
+// cost), which the crossing cost does not count. An overlap or a run is the lower of the task's average and its latest
 // sample (detail::typical_of).
 // Otherwise the kernel's pipeline decides (wide, affine, idle search).
 // A waker with no measured overlap (average 0) counts as one that blocks
@@ -68,16 +73,19 @@ namespace detail {
 template <class Rule>
 inline constexpr bool reads_costs = requires { requires Rule::reads_costs; };
 // A task's typical overlap or run, as the gate reads it: the lower of
-// the policy's average and its latest sample (where it keeps one). A
-// runtime measures wall time, so a sample that includes a preemption of
+// the policy's average and its latest sample (where it keeps one), and
+// the latest sample alone while the average holds fewer than 8 samples.
+// A runtime measures wall time, so a sample that includes a preemption of
 // its worker's thread is long by milliseconds; with weight 1/8 the average
 // takes some 70 samples to forget one such sample of 4 ms against a
-// threshold of 150 ns, the latest sample one.
+// threshold of 150 ns, the latest sample one. And an average that starts
+// at 0 reads an eighth of the first sample: a task of 5 us runs would
+// read as one of 625 ns.
 template <class P>
 constexpr Nanoseconds typical_of(const typename P::state& s) noexcept {
-  if constexpr (requires { P::latest(s); }) {
+  if constexpr (requires { P::latest(s); P::samples(s); }) {
     const Nanoseconds a = P::average(s), l = P::latest(s);
-    return l < a ? l : a;
+    return P::samples(s) < 8 || l < a ? l : a;
   } else {
     return P::average(s);
   }
@@ -135,8 +143,8 @@ struct CostGate {
     const std::int64_t d = in.wakee_duration.count();
     const std::uint32_t q = in.waking_nr_running > 0 ? in.waking_nr_running - 1 : 0;
     const std::int64_t o = in.waker_overlap.count();
-    // (a) o + q * d < cost.
-    if (o < cost && (q == 0 || (d > 0 && std::int64_t{q} <= (cost - o - 1) / d)))
+    // (a) B's cache on w, o + q * d < cost.
+    if (in.wakee_ran_here && o < cost && (q == 0 || (d > 0 && std::int64_t{q} <= (cost - o - 1) / d)))
       return {WakeReason::waker_blocks, true};
     // (b) (q + 1) * d < cost.
     if (d > 0 && d < cost && std::int64_t{q} + 1 <= (cost - 1) / d) return {WakeReason::short_work, true};

@@ -54,6 +54,7 @@ struct WakeOnCurrentInput {
   // Filled only for a rule with reads_costs (CostGate), else 0:
   Nanoseconds waker_overlap{0};     // the waker's average overlap (OverlapTracker)
   Nanoseconds move_cost{0};         // the least a move off the waking CPU costs (move_cost())
+  bool wakee_ran_here = false;      // the wakee last ran on the waking CPU (prev == waking)
 };
 
 namespace sis_current {
