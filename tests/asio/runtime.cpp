@@ -11,6 +11,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -334,4 +335,127 @@ TEST_CASE("a traced runtime records each placement once, as valid Chrome trace J
   }
   CHECK(wakeups >= 2'000);  // every post of a task is placed
   CHECK(wakes == wakeups);
+}
+
+// --- The policy sets that read sleeps (the handlers' runs and the tasks'
+// sleeps reported late, at each handler's return: runtime.hpp) -----------
+
+namespace {
+
+// Spins for `d` by the steady clock: a handler that runs that long.
+void busy_for(std::chrono::nanoseconds d) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+// Two tasks a and b post to each other `hops` times (sync: the poster's
+// handler ends right after), each handler running `run`.
+template <class R>
+void ping_pong(R& rt, const void* a, const void* b, std::uint32_t hops, std::chrono::nanoseconds run) {
+  struct Hop {
+    R* rt;
+    const void *a, *b;
+    std::atomic<std::uint32_t>* left;
+    std::chrono::nanoseconds run;
+    bool to_a;
+    void operator()() const {
+      busy_for(run);
+      if (left->fetch_sub(1) == 1) return;
+      rt->post(to_a ? b : a, Hop{rt, a, b, left, run, !to_a}, true);
+    }
+  };
+  std::atomic<std::uint32_t> left{hops};
+  REQUIRE(rt.post(a, Hop{&rt, a, b, &left, run, true}));
+  rt.join();
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("the policy sets that read sleeps run in the Asio runtime, and its sleep reports reach the placer",
+                   "[asio][sleeps]", taskplace::traits::Linux2008<>, taskplace::traits::CacheHot<>,
+                   taskplace::traits::SisCurrent<>) {
+  using R = taskplace_asio::Runtime<TestType>;
+  static_assert(R::reports_sleeps);
+  Watchdog dog{60s, "sleep reports"};
+  int a = 0, b = 0;  // the two tasks' names
+  // A run's sample is its time on the clock: a worker thread descheduled
+  // in a 2 us handler (other processes on a busy machine) makes a sample
+  // of milliseconds, which the average keeps for a few dozen samples. So
+  // the upper bounds get three tries, each on a fresh runtime: a missed
+  // sleep (runs merged) shows in every one.
+  std::optional<typename R::placer_type::task_state> sa, sb;
+  std::uint64_t wakeups = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    R rt{2};
+    ping_pong(rt, &a, &b, 2'000, 2us);
+    CHECK(rt.stats().handlers == 2'000);
+    sa = rt.task_state(&a);
+    sb = rt.task_state(&b);
+    wakeups = rt.placer().stats().get(taskplace::WakeCounter::wakeups);
+    REQUIRE(sa.has_value());
+    REQUIRE(sb.has_value());
+    if constexpr (R::placer_type::tracking_duration)
+      if (sa->duration.avg >= 200us || sb->duration.avg >= 200us) continue;
+    break;
+  }
+  // Each task slept between its handlers (every one ended with no other
+  // handler of its task queued), so the policies' averages moved from 0.
+  if constexpr (R::placer_type::tracking_overlap) {
+    // Linux2008: each handler woke the other task, then returned: a short
+    // overlap, well under migration_cost (500 us), so the 2008 sync pull
+    // holds.
+    CHECK(sa->overlap.avg > 0ns);
+    CHECK(sb->overlap.avg > 0ns);
+    CHECK(sa->overlap.avg < 500us);
+  }
+  if constexpr (R::placer_type::tracking_duration) {
+    // Each run closed by a sleep: 2 us or more, and no run merged with
+    // the next (a sleep missed) when the other task's post overtook the
+    // report.
+    CHECK(sa->duration.avg >= 250ns);
+    CHECK(sb->duration.avg >= 250ns);
+    CHECK(sa->duration.avg < 200us);
+    CHECK(sb->duration.avg < 200us);
+  }
+  if constexpr (R::placer_type::reserving) {
+    // CacheHot: each wake-up sampled the sleep that the report began.
+    CHECK(sa->sleep.sleep_avg > 0ns);
+    CHECK(sb->sleep.sleep_avg > 0ns);
+  }
+  CHECK(wakeups >= 2'000);
+}
+
+TEST_CASE("a handler's end is a sleep of its task only when no other handler of the task is queued",
+          "[asio][sleeps]") {
+  // SIS_CURRENT's run average closes a run at each sleep: a task that
+  // posts itself its next handler 400 times over (each running 20 us)
+  // does not sleep between them, so its one sleep closes one run of 8 ms
+  // or more (the average moves by an eighth of it: 1 ms or more); a task
+  // in a ping-pong sleeps after each 2 us handler, and its average stays
+  // near 2 us. One worker: the chain's handlers run one after the other.
+  // The ping-pong's upper bound gets three tries (see above).
+  using R = taskplace_asio::Runtime<taskplace::traits::SisCurrent<>>;
+  Watchdog dog{60s, "stop or sleep"};
+  int chain = 0, a = 0, b = 0;
+  std::optional<R::placer_type::task_state> sc, sa;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    R rt{1};
+    std::atomic<std::uint32_t> left{400};
+    std::function<void()> step = [&] {
+      busy_for(20us);
+      if (left.fetch_sub(1) > 1) rt.post(&chain, step);  // queued before this handler returns
+    };
+    REQUIRE(rt.post(&chain, step));
+    ping_pong(rt, &a, &b, 2'000, 2us);  // joins
+    CHECK(rt.stats().handlers == 2'400);
+    sc = rt.task_state(&chain);
+    sa = rt.task_state(&a);
+    REQUIRE(sc.has_value());
+    REQUIRE(sa.has_value());
+    if (sa->duration.avg < 1ms) break;
+  }
+  CHECK(sc->duration.avg >= 1ms);  // one sample, of the whole chain: >= 400 * 20 us / 8
+  CHECK(sa->duration.avg >= 250ns);
+  CHECK(sa->duration.avg < 1ms);   // 1,000 samples of about 2 us each
 }
