@@ -254,28 +254,11 @@ class Runtime {
     Task task = nullptr;
   };
   // A task's entry in the store: the placer's state and, where sleeps
-  // are reported, its lock, how many of its handlers are queued or
-  // running, how many of those were posted after a handler of the task
-  // returned, and how many handlers returned and are not reported yet
-  // (report_end). Reset when the store reuses the entry (the lock is then
-  // free: left as it is).
-  struct Sleeps {
-    detail::TaskLock lock;
-    std::uint32_t active = 0;        // under lock
-    std::uint32_t after_return = 0;  // under lock
-    std::atomic<std::uint32_t> returning{0};
-    Sleeps() = default;
-    Sleeps& operator=(const Sleeps& o) noexcept {
-      active = o.active;
-      after_return = o.after_return;
-      returning.store(o.returning.load(std::memory_order_relaxed), std::memory_order_relaxed);
-      return *this;
-    }
-  };
+  // are reported, its lock and its handlers' count (detail::TaskSleeps).
   struct NoSleeps {};
   struct TaskState {
     typename placer_type::task_state placement{};
-    [[no_unique_address]] std::conditional_t<reports_sleeps, Sleeps, NoSleeps> sleeps{};
+    [[no_unique_address]] std::conditional_t<reports_sleeps, detail::TaskSleeps, NoSleeps> sleeps{};
   };
   using store_type = taskplace::kit::TaskStore<TaskState, Task>;
   using entry_type = typename store_type::Entry;
@@ -323,7 +306,7 @@ class Runtime {
 
   // kernel: select_task_rq_fair() for a wake-up of `task` by this thread.
   // Where sleeps are reported, under the task's lock, which the handler
-  // the wake-up queues then counts in (Sleeps::active).
+  // the wake-up queues then counts in (TaskSleeps::posted).
   CpuId place(Task task, bool sync) {
     auto& e = store_.get(task, 0);
     [[maybe_unused]] auto lk = lock(e);
@@ -342,10 +325,7 @@ class Runtime {
       w.waking_cpu = taskplace::kit::off_pool_waking_cpu(e.prev_cpu(), rr_.fetch_add(1) % n, n);
     }
     const CpuId c = placer_.place(w, MachineView{*this, now}, now).cpu;
-    if constexpr (reports_sleeps) {
-      ++e.state.sleeps.active;
-      if (e.state.sleeps.returning.load(std::memory_order_seq_cst) > 0) ++e.state.sleeps.after_return;
-    }
+    if constexpr (reports_sleeps) e.state.sleeps.posted();
     if (c != w.waking_cpu) remote_.fetch_add(1, std::memory_order_relaxed);
     return c;
   }
@@ -377,7 +357,7 @@ class Runtime {
     Nanoseconds started{0};
     if constexpr (reports_sleeps) {  // the task runs (its next sleep report is due)
       auto lk = lock(e);
-      while (e.state.sleeps.returning.load(std::memory_order_seq_cst) > 0) {  // the last report first
+      while (e.state.sleeps.report_outstanding()) {  // the last report first
         lk.unlock();
         std::this_thread::yield();
         lk.lock();
@@ -409,8 +389,7 @@ class Runtime {
   //   `me`: the task's sleep, late, at that moment (the clock read now
   //   where kit::times_sleeps asks for one, else the handler's start),
   //   unless another handler of the task was posted before the return
-  //   (then its stop). `returning` marks the posts that come after the
-  //   return (they count in after_return) and holds the task's next run
+  //   (then its stop; detail::TaskSleeps). The task's next run waits
   //   until the report is in. A handler that called finished(task) is not
   //   reported.
   void report_end(Worker& me, Task task, Nanoseconds started) {
@@ -419,14 +398,11 @@ class Runtime {
     entry_type* e = store_.find(task, 0);
     if (e == nullptr) return;
     auto& s = e->state;
-    s.sleeps.returning.fetch_add(1, std::memory_order_seq_cst);
+    s.sleeps.returned();
     [[maybe_unused]] auto lk = lock(*e);
-    if (s.sleeps.active > 0) --s.sleeps.active;
-    const bool slept = s.sleeps.active <= s.sleeps.after_return;  // every other one posted after the return
-    s.sleeps.after_return = 0;
-    if (slept) me.sleeps.report(placer_, s.placement, store_type::key(task), worker_idle, at);
+    if (s.sleeps.ends_in_sleep()) me.sleeps.report(placer_, s.placement, store_type::key(task), worker_idle, at);
     else placer_.task_stops(s.placement, at);
-    s.sleeps.returning.fetch_sub(1, std::memory_order_seq_cst);
+    s.sleeps.reported();
   }
 
   void loop(CpuId self) {
