@@ -25,9 +25,9 @@
 // Sleeps, for the traits sets whose policies read them (traits::Linux2008's
 // overlap, SisCurrent's run durations, CacheHot's reservations;
 // kit::reports_sleeps): a task runs when one of its handlers starts
-// (WakePlacer::task_runs), and sleeps when a handler ends with no other
-// handler of the task queued or running: it waits for the next post, its
-// wake-up. A handler that ends while another of its task is queued (the
+// (WakePlacer::task_runs), and sleeps when a handler returns with no other
+// handler of the task posted before the return: it waits for the next
+// post, its wake-up. A handler that ends while another of its task is queued (the
 // task posted to itself, or was posted to while it ran) is a stop, not a
 // sleep (task_stops: kernel, a task preempted or yielding). The runtime
 // learns of the sleep only once the handler has returned: the report is
@@ -79,38 +79,14 @@
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/table.hpp"
 #include "taskplace/wake_placer.hpp"
+#include "taskplace_asio/options.hpp"
 #include "taskplace_asio/queue.hpp"
+#include "taskplace_asio/sleeps.hpp"
 
 namespace taskplace_asio {
 
 using taskplace::CpuId;
 using taskplace::Nanoseconds;
-
-struct Options {
-  // How long an idle worker polls its queue and the others' before it
-  // blocks in its io_context (a wake-up of a blocked thread costs a futex
-  // round trip). default 20 us; kernel: the cpuidle poll state.
-  Nanoseconds idle_spin{std::chrono::microseconds{20}};
-  // While it spins, how often it looks at the others' queues (the newidle
-  // balance looked when it ran dry). A wake-up the placer kept on a busy
-  // worker (the waker's, which ends next) is then not taken at once by a
-  // spinning neighbour. default 5 us; kernel: the idle balance's interval.
-  Nanoseconds idle_balance{std::chrono::microseconds{5}};
-  // How long a blocked worker sleeps at most before it looks at the other
-  // workers' queues again. default 1 ms; kernel: the nohz idle-balance kick.
-  Nanoseconds idle_poll{std::chrono::milliseconds{1}};
-  // Handlers a worker runs from its queue before it polls its io_context
-  // (timers, sockets). default 16.
-  std::uint32_t poll_every = 16;
-};
-
-struct Stats {
-  std::uint64_t handlers = 0;    // handlers run
-  std::uint64_t migrations = 0;  // handlers of a task run on another worker than its last
-  std::uint64_t steals = 0;      // handlers an idle worker took from another's queue
-  std::uint64_t remote = 0;      // wake-ups placed on another worker than the waking one
-  std::uint64_t unparks = 0;     // wake-ups that ended a worker's sleep in its io_context
-};
 
 // The runtime. Not movable (the workers point at it).
 // Shutdown, defined:
@@ -253,21 +229,11 @@ class Runtime {
     CpuId worker = 0;
     Task task = nullptr;
   };
-  // A task's entry in the store: the placer's state and, where sleeps
-  // are reported, its lock and its handlers' count (detail::TaskSleeps).
-  struct NoSleeps {};
-  struct TaskState {
-    typename placer_type::task_state placement{};
-    [[no_unique_address]] std::conditional_t<reports_sleeps, detail::TaskSleeps, NoSleeps> sleeps{};
-  };
+  // A task's entry in the store (sleeps.hpp).
+  using TaskState = detail::TaskState<typename placer_type::task_state, reports_sleeps>;
   using store_type = taskplace::kit::TaskStore<TaskState, Task>;
   using entry_type = typename store_type::Entry;
-  struct NoLock {};
-  // Returns: the task's lock, held, where sleeps are reported; else nothing.
-  static auto lock(entry_type& e) noexcept {
-    if constexpr (reports_sleeps) return std::unique_lock<detail::TaskLock>{e.state.sleeps.lock};
-    else return NoLock{};
-  }
+  static auto lock(entry_type& e) noexcept { return detail::lock_task(e.state); }
 
   // The placer's machine state at one time: the kit's counters, and each
   // worker's reservation (MachineState O3; kit::SleepSlot: empty, and
