@@ -410,7 +410,7 @@ class Group {
       const Nanoseconds left =
           until > start ? std::chrono::duration_cast<Nanoseconds>(until - start) : Nanoseconds{0};
       const Nanoseconds spin = std::min<Nanoseconds>(idle_spin, left);
-      const Nanoseconds spin_until = taskplace::detail::saturating_add(clock_.now(), spin);
+      const Nanoseconds spin_until = taskplace::saturating_add(clock_.now(), spin);
       while (!s.pending.load(std::memory_order_acquire) && clock_.now() < spin_until) {
       }
     }
