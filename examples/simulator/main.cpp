@@ -72,9 +72,9 @@ std::pair<std::uint64_t, double> speed_run(const std::string& name, const taskpl
 
 // Effects: the --userspace comparison: its tables on stdout, its CSV in
 // `out`/sim-userspace.csv. `machine`: one machine instead of the three;
-// `names`: the workloads (default all). Returns: the exit status.
+// `names`: the workloads (default all); `markdown`: the docs' table too. Returns: the exit status.
 int run_userspace(const taskplace_sim::Options& opt, const std::string& machine, const std::vector<std::string>& names,
-                  const std::string& out) {
+                  const std::string& out, bool markdown) {
   taskplace_sim::UserspaceOptions u;
   if (!machine.empty()) u.machines = {machine};
   if (!names.empty()) u.workloads = names;
@@ -91,6 +91,10 @@ int run_userspace(const taskplace_sim::Options& opt, const std::string& machine,
   }
   std::cout << "taskplace_demo --userspace" << (opt.quick ? " --quick" : "") << " (seed " << opt.seed << ")\n";
   taskplace_sim::write_userspace_text(std::cout, r);
+  if (markdown) {
+    std::cout << "\n";
+    taskplace_sim::write_userspace_markdown(std::cout, r);
+  }
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   const std::string path = (std::filesystem::path(out) / "sim-userspace.csv").string();
@@ -213,7 +217,7 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (userspace) return run_userspace(opt, machine_name, names, out);
+  if (userspace) return run_userspace(opt, machine_name, names, out, markdown);
   if (names.empty()) names.push_back("pgbench");
   for (const auto& n : names) {
     bool known = false;

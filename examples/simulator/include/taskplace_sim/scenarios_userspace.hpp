@@ -196,6 +196,31 @@ inline void write_userspace_text(std::ostream& os, const UserspaceResult& r) {
   }
 }
 
+// Effects: the Markdown table of docs/simulator.md: a line per machine and
+// load point, each policy set's ratio to the best fixed policy (the best
+// fixed one reads 1.00), and the last set's ratios to AlwaysAffine and PrevCpu.
+inline void write_userspace_markdown(std::ostream& os, const UserspaceResult& r) {
+  const std::size_t aa = r.column("AlwaysAffine"), pc = r.column("PrevCpu"), last = r.policies.size() - 1;
+  os << "| machine | workload | point | best fixed (/s) |";
+  for (const auto& p : r.policies) os << " " << p << " |";
+  os << " " << r.policies[last] << " / AlwaysAffine | / PrevCpu |\n|---|---|---|---|";
+  for (std::size_t i = 0; i < r.policies.size() + 2; ++i) os << "---|";
+  os << "\n";
+  char b[64];
+  for (const auto& row : r.rows) {
+    const double best = r.best_fixed(row);
+    std::snprintf(b, sizeof b, "%.0f", best);
+    os << "| " << row.machine << " | " << row.workload << " | " << row.x << " | " << b << " |";
+    for (double v : row.v) {
+      std::snprintf(b, sizeof b, " %.2f |", best > 0 ? v / best : 0.0);
+      os << b;
+    }
+    std::snprintf(b, sizeof b, " %.2fx | %.2fx |", row.v[aa] > 0 ? row.v[last] / row.v[aa] : 0.0,
+                  row.v[pc] > 0 ? row.v[last] / row.v[pc] : 0.0);
+    os << b << "\n";
+  }
+}
+
 // Effects: one CSV line per load point and policy set: machine, workload,
 // point, policy, throughput, unit, and its ratios to the best fixed
 // policy, AlwaysAffine and PrevCpu; `header` lines first, as "# " comments.
