@@ -152,7 +152,11 @@ inline UserspaceResult run_userspace(const UserspaceOptions& o) {
         throw std::invalid_argument("unknown user-space workload '" + wname + "' (pipe, pgbench, hackbench, udp_rr)");
       }
       for (auto& p : points) {
-        UserspaceRow row{.machine = ms.name, .workload = wname, .x = p.x, .unit = p.finite ? "runs/s" : p.w.unit};
+        UserspaceRow row;
+        row.machine = ms.name;
+        row.workload = wname;
+        row.x = p.x;
+        row.unit = p.finite ? "runs/s" : p.w.unit;
         detail::userspace_row(ms, p.w, p.finite, o, detail::mix(o.seed, cpus * 1000 + row.v.size() + res.rows.size()), row,
                               res.events);
         if (o.progress) o.progress(ms.name + " " + wname + " " + p.x + " done");
