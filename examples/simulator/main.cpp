@@ -79,6 +79,7 @@ int run_userspace(const taskplace_sim::Options& opt, const std::string& machine,
   if (!machine.empty()) u.machines = {machine};
   if (!names.empty()) u.workloads = names;
   u.seed = opt.seed;
+  u.seeds = opt.quick ? std::min(opt.seeds, 2u) : opt.seeds;
   u.quick = opt.quick;
   u.progress = [](const std::string& s) { std::cerr << "  ... " << s << "\n"; };
   const double t0 = cpu_seconds();
@@ -89,7 +90,8 @@ int run_userspace(const taskplace_sim::Options& opt, const std::string& machine,
     std::cerr << "taskplace_demo: --userspace: " << e.what() << "\n";
     return 2;
   }
-  std::cout << "taskplace_demo --userspace" << (opt.quick ? " --quick" : "") << " (seed " << opt.seed << ")\n";
+  std::cout << "taskplace_demo --userspace" << (opt.quick ? " --quick" : "") << " (seed " << opt.seed << ", medians over "
+            << u.seeds << " seeds)\n";
   taskplace_sim::write_userspace_text(std::cout, r);
   if (markdown) {
     std::cout << "\n";
@@ -99,7 +101,7 @@ int run_userspace(const taskplace_sim::Options& opt, const std::string& machine,
   std::filesystem::create_directories(out, ec);
   const std::string path = (std::filesystem::path(out) / "sim-userspace.csv").string();
   std::ofstream f(path);
-  taskplace_sim::write_userspace_csv(f, r, {"benchmark: sim-userspace", std::string("command: taskplace_demo --userspace") + (opt.quick ? " --quick" : "") + " --seed " + std::to_string(opt.seed)});
+  taskplace_sim::write_userspace_csv(f, r, {"benchmark: sim-userspace", std::string("command: taskplace_demo --userspace") + (opt.quick ? " --quick" : "") + " --seed " + std::to_string(opt.seed) + " --seeds " + std::to_string(u.seeds)});
   std::printf("\nwrote %s; %llu events in %.1f s of CPU\n", path.c_str(), static_cast<unsigned long long>(r.events),
               cpu_seconds() - t0);
   return f ? 0 : 1;

@@ -108,6 +108,7 @@ TEST_CASE("the user-space comparison runs, renders and writes its CSV", "[simula
   o.machines = {"rt16"};
   o.workloads = {"pipe", "pgbench"};
   o.quick = true;
+  o.seeds = 2;
   const UserspaceResult r = run_userspace(o);
   REQUIRE(r.policies.size() >= 5);
   REQUIRE(r.rows.size() == 2 + 3);  // pipe at 1 and 4 pairs; pgbench at 1, 8, 32 clients

@@ -43,7 +43,8 @@ struct UserspaceOptions {
   std::vector<std::string> machines{"rt16", "rt64", "rt256"};
   std::vector<std::string> workloads{"pipe", "pgbench", "hackbench", "udp_rr"};
   std::uint64_t seed = 1;
-  bool quick = false;  // shorter windows, fewer load points
+  std::uint32_t seeds = 3;  // random-stream seeds per load point: each throughput is their median
+  bool quick = false;       // shorter windows, fewer load points
   Costs costs = Costs::userspace();
   std::function<void(const std::string&)> progress;
 };
@@ -104,19 +105,33 @@ double userspace_one(const MachineSpec& ms, const Workload& w, bool finite, cons
   return r.throughput;
 }
 
-// Effects: runs `w` under every policy set into `row`.
+// Effects: runs `w` under every policy set into `row`, at o.seeds seeds
+// (interleaved: every set at one seed, then the next), each set's figure
+// the median over them.
 inline void userspace_row(const MachineSpec& ms, const Workload& w, bool finite, const UserspaceOptions& o,
                           std::uint64_t seed, UserspaceRow& row, std::uint64_t& events) {
   namespace tr = taskplace::traits;
   const bool q = o.quick;
-  row.v.push_back(userspace_one<tr::AlwaysAffine>(ms, w, finite, o.costs, seed, q, events, row.unsteady));
-  row.v.push_back(userspace_one<tr::PrevCpu>(ms, w, finite, o.costs, seed, q, events, row.unsteady));
-  row.v.push_back(userspace_one<tr::Current>(ms, w, finite, o.costs, seed, q, events, row.unsteady));
-  row.v.push_back(userspace_one<tr::Linux2013>(ms, w, finite, o.costs, seed, q, events, row.unsteady));
-  row.v.push_back(userspace_one<tr::Linux2008<>>(ms, w, finite, o.costs, seed, q, events, row.unsteady));
+  std::vector<std::vector<double>> runs;
+  for (std::uint32_t k = 0; k < std::max(1u, o.seeds); ++k) {
+    const std::uint64_t s = mix(seed + k * 1000, k);
+    std::vector<double> v;
+    v.push_back(userspace_one<tr::AlwaysAffine>(ms, w, finite, o.costs, s, q, events, row.unsteady));
+    v.push_back(userspace_one<tr::PrevCpu>(ms, w, finite, o.costs, s, q, events, row.unsteady));
+    v.push_back(userspace_one<tr::Current>(ms, w, finite, o.costs, s, q, events, row.unsteady));
+    v.push_back(userspace_one<tr::Linux2013>(ms, w, finite, o.costs, s, q, events, row.unsteady));
+    v.push_back(userspace_one<tr::Linux2008<>>(ms, w, finite, o.costs, s, q, events, row.unsteady));
 #if __has_include("taskplace/placer/cost_gate.hpp")
-  row.v.push_back(userspace_one<tr::Runtime>(ms, w, finite, o.costs, seed, q, events, row.unsteady));
+    v.push_back(userspace_one<tr::Runtime>(ms, w, finite, o.costs, s, q, events, row.unsteady));
 #endif
+    runs.push_back(std::move(v));
+  }
+  for (std::size_t i = 0; i < runs[0].size(); ++i) {
+    std::vector<double> x;
+    for (const auto& v : runs) x.push_back(v[i]);
+    std::sort(x.begin(), x.end());
+    row.v.push_back(x.size() % 2 ? x[x.size() / 2] : (x[x.size() / 2 - 1] + x[x.size() / 2]) / 2);
+  }
 }
 }  // namespace detail
 
