@@ -128,3 +128,33 @@ TEST_CASE("the user-space comparison runs, renders and writes its CSV", "[simula
   const UserspaceResult again = run_userspace(o);
   for (std::size_t i = 0; i < r.rows.size(); ++i) CHECK(r.rows[i].v == again.rows[i].v);
 }
+
+#if __has_include("taskplace/placer/cost_gate.hpp")
+// The issue's simulator targets for traits::Runtime, those that hold on
+// the 16-CPU machine (docs/simulator.md's table has them all, with those
+// that do not).
+TEST_CASE("traits::Runtime under user-space costs on 16 CPUs: pipe kept, 1:N spread", "[simulator][userspace][runtime]") {
+  UserspaceOptions o;
+  o.machines = {"rt16"};
+  o.workloads = {"pipe", "pgbench"};
+  o.seeds = 1;
+  const UserspaceResult r = run_userspace(o);
+  const std::size_t rt = r.column("Runtime"), aa = r.column("AlwaysAffine"), pc = r.column("PrevCpu");
+  REQUIRE(rt < r.policies.size());
+  for (const auto& row : r.rows) {
+    INFO(row.workload << " " << row.x << ": Runtime " << row.v[rt] << ", AlwaysAffine " << row.v[aa] << ", PrevCpu "
+                      << row.v[pc] << ", best fixed " << r.best_fixed(row));
+    if (row.workload == "pipe") {
+      // The waker blocks at once (its overlap is 0): the pair stays on one
+      // CPU, as AlwaysAffine keeps it; spreading pays a line each way.
+      CHECK(row.v[rt] >= 1.2 * row.v[pc]);
+      CHECK(row.v[rt] >= 0.9 * r.best_fixed(row));
+    }
+    if (row.workload == "pgbench" && (row.x == "clients=8" || row.x == "clients=16")) {
+      // The client's backends queue behind each other on its CPU: their
+      // work exceeds a move, so the pipeline spreads them.
+      CHECK(row.v[rt] >= 1.2 * row.v[aa]);
+    }
+  }
+}
+#endif
