@@ -86,10 +86,12 @@ struct Calibration {
 
 // Returns: the wake-up costs of kit::Machine: a spinning worker sees new
 //   work after half a line round trip (the line comes over once), a
-//   parked one runs it after the unpark latency.
+//   parked one runs it after the unpark latency, and a move crosses at
+//   least one line's round trip.
 inline WakeCosts costs_of(const Calibration& c) noexcept {
   return WakeCosts{.spinning = Nanoseconds{static_cast<std::int64_t>(c.line_round_trip_ns / 2)},
-                   .parked = Nanoseconds{static_cast<std::int64_t>(c.unpark_ns)}};
+                   .parked = Nanoseconds{static_cast<std::int64_t>(c.unpark_ns)},
+                   .crossing = Nanoseconds{static_cast<std::int64_t>(c.line_round_trip_ns)}};
 }
 
 namespace detail {
@@ -299,6 +301,26 @@ inline Calibration calibrate(const CalibrationOptions& o = {}) {
     out.unpark_ns = detail::median_of(v, &out.unpark_spread);
   }
   return out;
+}
+
+// Returns: this machine's costs, measured by calibrate() at the first
+//   call in the process (about 60 ms) and kept: what the embeddings use
+//   when their options give none. A figure that could not be measured is
+//   0 (the placer's defaults then apply). Thread-safe (a function-local
+//   static).
+inline const WakeCosts& measured_costs() {
+  static const WakeCosts costs = costs_of(calibrate());
+  return costs;
+}
+
+// Returns: o, its costs measured (measured_costs()) when Placer's rules
+//   read costs (reads_costs) and o.costs gives none; an embedding's
+//   options pass through this at construction.
+template <class Placer, class Options>
+Options with_measured_costs(Options o) {
+  if constexpr (reads_costs<Placer>)
+    if (o.costs == WakeCosts{}) o.costs = measured_costs();
+  return o;
 }
 
 }  // namespace taskplace::kit

@@ -47,6 +47,7 @@
 #include "taskplace/detail/math.hpp"
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/kit/calibration.hpp"
 #include "taskplace/kit/idle.hpp"
 #include "taskplace/kit/machine.hpp"
 #include "taskplace/kit/sleeps.hpp"
@@ -112,7 +113,7 @@ class Pool {
   // be started (pthread_create: EAGAIN under a thread or memory limit),
   // after stopping and joining the workers already started.
   explicit Pool(Topo topology, PoolOptions options = {})
-      : topo_(std::move(topology)), opts_(options), placer_(topo_), n_(static_cast<CpuId>(topo_.cpu_count())) {
+      : topo_(std::move(topology)), opts_(taskplace::kit::with_measured_costs<placer_type>(options)), placer_(topo_), n_(static_cast<CpuId>(topo_.cpu_count())) {
     if (n_ == 0) throw std::invalid_argument("taskplace_pool::Pool: the topology has no CPU");
     workers_.reserve(n_);
     const Nanoseconds now = clock_.now();
