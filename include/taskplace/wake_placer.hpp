@@ -365,16 +365,16 @@ class WakePlacer {
   }
 
   // What CostGate reads, and only that: the waking CPU's tasks, the
-  // wakee's average run, the waker's average overlap (before this
-  // wake-up's stamp), the move cost (callbacks: the machine's).
+  // wakee's run, the waker's overlap (before this wake-up's stamp; each
+  // detail::typical_of), the move cost (callbacks: the machine's).
   template <class M>
   WakeOnCurrentInput gate_input(const Wakeup& w, const M& machine, CpuId waking, CpuId prev) const {
     WakeOnCurrentInput in{};
     in.waking_nr_running = machine.nr_running(waking);
-    in.wakee_duration = duration_policy::average(w.wakee->duration);
+    in.wakee_duration = detail::typical_of<duration_policy>(w.wakee->duration);
     in.waker = w.waker_key;
     in.wakee = w.wakee_key;
-    in.waker_overlap = overlap_policy::average(w.waker->overlap);
+    in.waker_overlap = detail::typical_of<overlap_policy>(w.waker->overlap);
     in.move_cost = move_cost(machine, waking, prev);
     return in;
   }

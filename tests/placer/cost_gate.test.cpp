@@ -202,3 +202,22 @@ TEST_CASE("traits::Runtime spreads the work of a waker that runs on, unless the 
   for (int i = 0; i < 40; ++i) p = spinning.round(m, 5us, 5us);
   CHECK(p.cpu == 1u);
 }
+
+TEST_CASE("one preempted sample does not hold a pair apart: the gate reads the lower of average and latest",
+          "[cost_gate][wake_placer]") {
+  kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
+  m.spinning(1);
+  Pair<traits::Runtime> rt;
+  for (int i = 0; i < 20; ++i) (void)rt.round(m, 100ns, 2us);
+  // A 4 ms overlap (the worker's thread lost its CPU): the average jumps
+  // to about 500 us; the next wake-up reads that sample and moves B.
+  CHECK(rt.round(m, 4ms, 2us).reason == WakeReason::waker_blocks);  // judged on the samples before it
+  const Placement moved = rt.round(m, 100ns, 2us);
+  CHECK(moved.cpu == 1u);
+  CHECK(OverlapTracker::average(rt.a.overlap) > 400us);
+  // The wake-up after a short sample is kept again, whatever the average.
+  const Placement kept = rt.round(m, 100ns, 2us);
+  CHECK(kept.cpu == 0u);
+  CHECK(kept.reason == WakeReason::waker_blocks);
+  CHECK(OverlapTracker::average(rt.a.overlap) > 300us);
+}

@@ -17,13 +17,15 @@
 //
 // The wakee B of waker A on worker w stays on w, with no search, when
 // (q = the tasks queued on w behind A) either
-//   (a) waker_blocks: A's average overlap (how long it runs on after a
-//       wake-up before it sleeps) plus the queued work (q times B's
-//       average run) is less than the move cost: B starts sooner on w than
-//       anywhere else, so spreading gains no parallel time; or
-//   (b) short_work: B's run, and each queued one (q + 1 of them, B's
-//       average each), together take less than the move cost: the work is
-//       done on w before a move would have paid for itself.
+//   (a) waker_blocks: A's overlap (how long it runs on after a wake-up
+//       before it sleeps) plus the queued work (q times B's run) is less
+//       than the move cost: B starts sooner on w than anywhere else, so
+//       spreading gains no parallel time; or
+//   (b) short_work: B's run, and each queued one (q + 1 of them, B's run
+//       each), together take less than the move cost: the work is done
+//       on w before a move would have paid for itself.
+// An overlap or a run is the lower of the task's average and its latest
+// sample (detail::typical_of).
 // Otherwise the kernel's pipeline decides (wide, affine, idle search).
 // A waker with no measured overlap (average 0) counts as one that blocks
 // at once, as the 2008 kernels read it; a wakee with no measured run
@@ -65,6 +67,21 @@ namespace detail {
 // Whether an OnCurrent rule reads the costs (CostGate::reads_costs).
 template <class Rule>
 inline constexpr bool reads_costs = requires { requires Rule::reads_costs; };
+// A task's typical overlap or run, as the gate reads it: the lower of
+// the policy's average and its latest sample (where it keeps one). A
+// runtime measures wall time, so a sample that includes a preemption of
+// its worker's thread is long by milliseconds; with weight 1/8 the average
+// takes some 70 samples to forget one such sample of 4 ms against a
+// threshold of 150 ns, the latest sample one.
+template <class P>
+constexpr Nanoseconds typical_of(const typename P::state& s) noexcept {
+  if constexpr (requires { P::latest(s); }) {
+    const Nanoseconds a = P::average(s), l = P::latest(s);
+    return l < a ? l : a;
+  } else {
+    return P::average(s);
+  }
+}
 // Whether WakePlacer asks the rule before the full decision (fast_path).
 template <class Rule>
 inline constexpr bool gate_fast_path = requires { requires Rule::fast_path; };

@@ -42,6 +42,7 @@ struct DurationTracker {
     Nanoseconds avg{0};        // kernel se.dur_avg; 0: nothing measured yet
     Nanoseconds ran{0};        // run time since the last sleep, runs closed so far
     Nanoseconds run_start{0};  // the start of the current run
+    Nanoseconds last{0};       // the latest sample (not the kernel's: CostGate reads it)
     bool running = false;
     bool measured = false;
   };
@@ -76,6 +77,7 @@ struct DurationTracker {
     on_stop(s, now);
     if (!s.measured) return;
     s.avg = detail::update_avg(s.avg, s.ran);
+    s.last = s.ran;
     s.ran = Nanoseconds{0};
     s.measured = false;
   }
@@ -83,6 +85,8 @@ struct DurationTracker {
   // Returns: the average run between sleeps; 0 before the first sample
   // (the kernel's "no duration yet", which no rule counts as short).
   static constexpr Nanoseconds average(const state& s) noexcept { return s.avg; }
+  // Returns: the latest sample; 0 before the first.
+  static constexpr Nanoseconds latest(const state& s) noexcept { return s.last; }
 };
 static_assert(DurationPolicy<DurationTracker>);
 
