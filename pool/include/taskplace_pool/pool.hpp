@@ -60,15 +60,17 @@ namespace taskplace_pool {
 using namespace std::chrono_literals;
 
 // The pool. `Topo` is any taskplace::Topology (one worker per CPU);
-// `WakeTraits` a WakePlacer traits set (taskplace::traits::Current,
-// AlwaysAffine, PrevCpu, Linux2013, CacheHot<>, Linux2008<>); `BalanceTraits` an
+// `WakeTraits` a WakePlacer traits set (taskplace::traits::Runtime by
+// default, the kernel's rules behind a gate in the pool's measured costs,
+// docs/runtime.md; or a kernel era's: Current, AlwaysAffine, PrevCpu,
+// Linux2013, CacheHot<>, Linux2008<>, SisCurrent<>); `BalanceTraits` an
 // IdleBalancer traits set. Each worker has its own placer and balancer (so
 // their counters are never written by two CPUs), with SingleWriterStats so
 // the counters can be read while the pool runs; placer_stats() and
 // balancer_stats() sum them.
 // Thread-safety: spawn / block_on / stats from any thread; shutdown from
 // one thread off the pool (from a task of the pool it throws).
-template <taskplace::Topology Topo = taskplace::SysfsTopology, class WakeTraits = taskplace::traits::Current,
+template <taskplace::Topology Topo = taskplace::SysfsTopology, class WakeTraits = taskplace::traits::Runtime,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 class Pool {
  public:
@@ -425,14 +427,14 @@ class Pool {
 };
 
 // The pool over the running machine with a given wake policy set.
-template <class WakeTraits = taskplace::traits::Current,
+template <class WakeTraits = taskplace::traits::Runtime,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 using SystemPool = Pool<taskplace::SysfsTopology, WakeTraits, BalanceTraits>;
 
 // A pool whose placers and balancers record into PoolOptions::trace (or
 // the ChromeTrace installed at its construction): every wake-up placement
 // and newidle balance, as Chrome trace JSON (taskplace/kit/trace.hpp).
-template <taskplace::Topology Topo = taskplace::SysfsTopology, class WakeTraits = taskplace::traits::Current,
+template <taskplace::Topology Topo = taskplace::SysfsTopology, class WakeTraits = taskplace::traits::Runtime,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 using TracedPool = Pool<Topo, taskplace::kit::Traced<WakeTraits>, taskplace::kit::Traced<BalanceTraits>>;
 

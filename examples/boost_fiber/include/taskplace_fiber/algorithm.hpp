@@ -109,7 +109,7 @@ class Algorithm;
 // Invariant: every context in a worker queue is a detached worker context
 //   (never pinned); queued(c) counts it.
 // Invariant: the group outlives every thread that registered with it.
-template <class WakeTraits = taskplace::traits::Current, taskplace::Topology T = taskplace::TableTopology,
+template <class WakeTraits = taskplace::traits::Runtime, taskplace::Topology T = taskplace::TableTopology,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 class Group {
  public:
@@ -443,7 +443,7 @@ class Group {
 // A group whose placer and balancer record their decisions as Chrome trace
 // JSON (taskplace/kit/trace.hpp) into the trace given to Group::trace(), or
 // the one installed when it was constructed.
-template <class WakeTraits = taskplace::traits::Current, taskplace::Topology T = taskplace::TableTopology,
+template <class WakeTraits = taskplace::traits::Runtime, taskplace::Topology T = taskplace::TableTopology,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 using TracedGroup = Group<taskplace::kit::Traced<WakeTraits>, T, taskplace::kit::Traced<BalanceTraits>>;
 
