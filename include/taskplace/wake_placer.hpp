@@ -377,6 +377,10 @@ class WakePlacer {
     in.waker_overlap = detail::typical_of<overlap_policy>(w.waker->overlap);
     in.move_cost = move_cost(machine, waking, prev);
     in.wakee_ran_here = prev == waking;
+    // Before this wake-up's record, on either path (the full decision
+    // records on a copy).
+    in.waker_last_wakee = flips_.last_wakee(w.waker->flips);
+    in.wakee_last_wakee = flips_.last_wakee(w.wakee->flips);
     return in;
   }
 

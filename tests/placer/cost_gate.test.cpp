@@ -75,6 +75,13 @@ TEST_CASE("a waker that blocks within the crossing cost keeps its wakee", "[cost
   // is pulled only if short (b).
   CHECK(verdict(gate_input(100ns, 50us, 650ns, 1, false)) == WakeReason::no_search);
   CHECK(verdict(gate_input(100ns, 600ns, 650ns, 1, false)) == WakeReason::short_work);
+  // ... or when the two are a pair, each the other's last wakee: the
+  // refill is paid once.
+  auto pair = gate_input(100ns, 50us, 650ns, 1, false);
+  pair.wakee_last_wakee = key_a;
+  CHECK(verdict(pair) == WakeReason::waker_blocks);
+  pair.waker_last_wakee = 7;  // A woke someone else last: a 1:N waker, no pair
+  CHECK(verdict(pair) == WakeReason::no_search);
 }
 
 TEST_CASE("a 1:N dispatcher's wakees spread when their work exceeds the crossing cost", "[cost_gate]") {

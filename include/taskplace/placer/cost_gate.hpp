@@ -17,7 +17,10 @@
 //
 // The wakee B of waker A on worker w stays on w, with no search, when
 // (q = the tasks queued on w behind A) either
-//   (a) waker_blocks: B last ran on w (its cache is there), and A's
+//   (a) waker_blocks: B last ran on w (its cache is there) or A and B
+//       are a pair (each the other's last wakee, before this wake-up:
+//       the refill is paid once and every later message saves a move),
+//       and A's
 //       overlap (how long it runs on after a wake-up before it sleeps)
 //       plus the queued work (q times B's run) is less than the move
 //       cost: B starts sooner on w than anywhere else, so spreading gains
@@ -27,9 +30,11 @@
 //       on w before a move would have paid for itself. A run that short
 //       also bounds what B's cache holds, so pulling B from another CPU
 //       refills little.
-// Test (a) asks that B ran on w: pulling a task that runs long from the
-// CPU that holds its cache costs its refill (the kernel's migration
-// cost), which the crossing cost does not count. An overlap or a run is the lower of the task's average and its latest
+// Test (a) asks that B ran on w, or that the two are a pair: pulling a
+// task that runs long from the CPU that holds its cache costs its refill
+// (the kernel's migration cost), which the crossing cost does not count;
+// a pair pays it once (SIS_CURRENT's pair test, without its flips). An
+// overlap or a run is the lower of the task's average and its latest
 // sample (detail::typical_of).
 // Otherwise the kernel's pipeline decides (wide, affine, idle search).
 // A waker with no measured overlap (average 0) counts as one that blocks
@@ -144,7 +149,8 @@ struct CostGate {
     const std::uint32_t q = in.waking_nr_running > 0 ? in.waking_nr_running - 1 : 0;
     const std::int64_t o = in.waker_overlap.count();
     // (a) B's cache on w, o + q * d < cost.
-    if (in.wakee_ran_here && o < cost && (q == 0 || (d > 0 && std::int64_t{q} <= (cost - o - 1) / d)))
+    const bool pair = in.waker_last_wakee == in.wakee && in.wakee_last_wakee == in.waker;
+    if ((in.wakee_ran_here || pair) && o < cost && (q == 0 || (d > 0 && std::int64_t{q} <= (cost - o - 1) / d)))
       return {WakeReason::waker_blocks, true};
     // (b) (q + 1) * d < cost.
     if (d > 0 && d < cost && std::int64_t{q} + 1 <= (cost - 1) / d) return {WakeReason::short_work, true};

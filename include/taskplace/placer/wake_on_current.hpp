@@ -55,6 +55,8 @@ struct WakeOnCurrentInput {
   Nanoseconds waker_overlap{0};     // the waker's average overlap (OverlapTracker)
   Nanoseconds move_cost{0};         // the least a move off the waking CPU costs (move_cost())
   bool wakee_ran_here = false;      // the wakee last ran on the waking CPU (prev == waking)
+  // CostGate reads waker_last_wakee and wakee_last_wakee as they were
+  // before this wake-up's record (WakeOnCurrent: after it).
 };
 
 namespace sis_current {
