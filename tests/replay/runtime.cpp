@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "replay.hpp"
+#include "taskplace/kit/machine.hpp"
 #include "taskplace/kit/trace.hpp"
 #include "taskplace/testing.hpp"
 
@@ -96,6 +97,46 @@ TEST_CASE("the reader takes a wake event's fields and ts in microseconds as nano
   CHECK(in.max_cpu_seen == 3);
 }
 
+TEST_CASE("the reader takes the machine a wake event's placer read, and refuses a malformed one",
+          "[replay][runtime]") {
+  const std::string head = R"({"traceEvents":[{"cat":"wake","name":"idle_prev","ts":1,"args":{"waker":1,"wakee":2,)"
+                           R"("waking_cpu":0,"prev_cpu":3,"target":0,"cpu":3,"machine":)";
+  const std::string tail = "}}]}";
+  const ChromeTraceInput in = read_chrome_trace(
+      head +
+      R"({"cpus":4,"idle":8,"known":15,"read":9,"torn":0,"counts":[{"cpu":0,"nr_running":1,"load":1024},)"
+      R"({"cpu":3,"nr_running":0,"load":0}],"llc":{"cpu":0,"pct":75},"beyond":false})" + tail);
+  REQUIRE(in.views == 1);
+  const kit::MachineView& v = in.wakes[0].view;
+  CHECK(v.cpus == 4);
+  CHECK(v.has_idle(3));
+  CHECK_FALSE(v.has_idle(4));
+  CHECK(v.idle == 8);
+  CHECK(v.read == 9);
+  REQUIRE(v.find_count(0) != nullptr);
+  CHECK(v.find_count(0)->load == 1024);
+  CHECK(v.find_count(3)->nr_running == 0);
+  CHECK(v.find_count(1) == nullptr);
+  CHECK(v.llc_cpu == 0);
+  CHECK(v.llc_pct == 75);
+  CHECK(v.core_cpu == no_cpu);  // not read
+  // A view must be whole: each field present and in range.
+  CHECK_THROWS_WITH(read_chrome_trace(head + R"({"cpus":4,"idle":8,"known":15,"read":9,"counts":[]})" + tail),
+                    Catch::Contains("machine.torn is missing"));
+  CHECK_THROWS_WITH(read_chrome_trace(head + R"({"cpus":0,"idle":0,"known":0,"read":0,"torn":0,"counts":[]})" + tail),
+                    Catch::Contains("machine.cpus is 0"));
+  CHECK_THROWS_WITH(
+      read_chrome_trace(head + R"({"cpus":4,"idle":0,"known":0,"read":0,"torn":0,"counts":[],"llc":{"cpu":0,"pct":101}})" + tail),
+      Catch::Contains("machine.llc.pct is missing or out of range"));
+  CHECK_THROWS_WITH(read_chrome_trace(head + R"({"cpus":4,"idle":0,"known":0,"read":0,"torn":0,"counts":[1]})" + tail),
+                    Catch::Contains("machine.counts holds a non-object"));
+  CHECK_THROWS_WITH(read_chrome_trace(head + "7" + tail), Catch::Contains("machine is not an object"));
+  // A view of another machine than the replay's is refused.
+  Options o;
+  o.cpus = 8;
+  CHECK_THROWS_WITH(run_runtime(in, o), Catch::Contains("machine has 4 CPUs but the replay's has 8"));
+}
+
 TEST_CASE("the reader refuses what is not JSON, naming the line and column", "[replay][runtime]") {
   const std::string head = R"({"traceEvents":[{"cat":"wake","ts":1,"args":{"waker":1,"wakee":2,"waking_cpu":0,)";
   CHECK_THROWS_WITH(read_chrome_trace(head + R"("prev_cpu":0,"target":0,"cpu":0},}]})"),
@@ -120,14 +161,18 @@ TEST_CASE("a Current trace replayed under Current agrees on the machine the repl
   // the task last seen there until it sleeps (a sync waker) or moves. Two
   // pairs of tasks ping-pong on 4 CPUs of one LLC, every fifth wake-up
   // without the sync hint (its waker keeps its CPU). Then the replay's
-  // Current sees what the recording Current saw, and decides alike.
+  // Current sees what the recording Current saw, and decides alike. The
+  // placer reads the machine directly (no kit::observed): the events carry
+  // no view, as a trace written before the kit recorded one, and the
+  // replay falls back to its model.
   Options o;
   o.cpus = 4;
   std::string words;
   const TableTopology topo = replay::detail::make_topology(o, 4, words);
   kit::ChromeTrace trace{256};
   kit::ChromeTrace::Install on{trace};
-  const WakePlacer<TableTopology, kit::Traced<traits::Current>> placer{topo};
+  using Placer = WakePlacer<TableTopology, kit::Traced<traits::Current>>;
+  const Placer placer{topo};
   std::vector<decltype(placer)::task_state> tasks(5);
   std::vector<CpuId> cpu_of = {0, 0, 1, 2, 3};
   std::vector<TaskKey> occupant(4, no_task);  // by CPU; no_task: idle (every task asleep at first)
@@ -151,7 +196,7 @@ TEST_CASE("a Current trace replayed under Current agrees on the machine the repl
     m.utilization(25 * busy);
     const Placement p = placer.place({.waker = &tasks[waker], .waker_key = waker, .wakee = &tasks[wakee],
                                       .wakee_key = wakee, .waking_cpu = cpu_of[waker], .prev_cpu = cpu_of[wakee],
-                                      .sync = sync},
+                                      .sync = sync, .wakee_load = kit::wakee_load<Placer>},  // the kit's loads
                                      m, Nanoseconds{1'000'000 + 1000 * i});
     pulled_or_moved += p.cpu != cpu_of[wakee];
     if (sync && occupant[cpu_of[waker]] == waker) occupant[cpu_of[waker]] = no_task;
@@ -162,6 +207,7 @@ TEST_CASE("a Current trace replayed under Current agrees on the machine the repl
   trace.write(out);
   const ChromeTraceInput in = read_chrome_trace(out.str());
   REQUIRE(in.wakes.size() == 40);
+  CHECK(in.views == 0);
   const RuntimeResult r = run_runtime(in, o);
   CHECK(set(r, "traits::Current").same_cpu == 40);
   CHECK(set(r, "traits::Current").idle == r.recorded.idle);
@@ -183,6 +229,16 @@ TEST_CASE("the stored pool trace replays under every policy set by its rules", "
   const RuntimeResult r = run_runtime(in, {});
   CHECK(r.cpus == 2);
   check_rule_identities(in, r);
+  // Each event carries the machine the pool's placer read (kit::observed),
+  // none torn: Current, the set the pool ran, decides every wake-up as the
+  // pool did, to the reason.
+  CHECK(in.views == 80);
+  CHECK(r.views == 80);
+  CHECK(r.torn == 0);
+  CHECK(set(r, "traits::Current").same_cpu == 80);
+  CHECK(set(r, "traits::Current").same_decision == 80);
+  CHECK(set(r, "traits::Current").idle == r.recorded.idle);
+  CHECK(set(r, "traits::Current").affine == r.recorded.affine);
   Options one;
   one.cpus = 1;
   CHECK_THROWS_AS(run_runtime(in, one), std::invalid_argument);  // the trace uses CPU 1
@@ -234,5 +290,12 @@ TEST_CASE("a trace the pool records replays with as many wake-ups as it placed",
   o.cpus = 4;
   const RuntimeResult r = run_runtime(in, o);
   check_rule_identities(in, r);
+  CHECK(r.views == in.wakes.size());
+  const SetResult& current = set(r, "traits::Current");
+  // Current, the set the pool ran, over the machine each placer read,
+  // decides as the pool did: only a torn view (two answers for one CPU
+  // within one decision, the replay takes the first) may differ.
+  INFO("torn views: " << r.torn);
+  CHECK(current.wakeups - current.same_decision <= r.torn);
 }
 #endif

@@ -228,6 +228,58 @@ std::int64_t time_ns(const Reader& r, const Value* ts) {
   return neg ? -ns : ns;
 }
 
+// An unsigned integer member `key` of object `o` (`what` names o in the error).
+std::uint64_t member(const Reader& r, const Value& o, std::string_view key, std::string_view what,
+                     std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
+  const Value* v = o.find(key);
+  std::uint64_t n = 0;
+  if (v == nullptr || v->kind != Value::Kind::number ||
+      std::from_chars(v->text.data(), v->text.data() + v->text.size(), n).ec != std::errc{} ||
+      v->text.find_first_of(".eE-") != std::string::npos || n > max)
+    r.fail("a wake event's " + std::string(what) + "." + std::string(key) + " is missing or out of range");
+  return n;
+}
+
+// args.machine, as ChromeTrace::write_view writes it.
+kit::MachineView machine_view(const Reader& r, const Value& m) {
+  if (m.kind != Value::Kind::object) r.fail("a wake event's machine is not an object");
+  constexpr std::uint64_t cpu_max = std::numeric_limits<CpuId>::max() - 1;
+  kit::MachineView v;
+  v.cpus = static_cast<std::uint32_t>(member(r, m, "cpus", "machine", cpu_max));
+  if (v.cpus == 0) r.fail("a wake event's machine.cpus is 0");
+  v.idle = member(r, m, "idle", "machine");
+  v.known = member(r, m, "known", "machine");
+  v.read = member(r, m, "read", "machine");
+  v.torn = member(r, m, "torn", "machine");
+  const Value* counts = m.find("counts");
+  if (counts == nullptr || counts->kind != Value::Kind::array || counts->items.size() > 2)
+    r.fail("a wake event's machine.counts is missing or not an array of at most 2");
+  for (std::size_t i = 0; i < counts->items.size(); ++i) {
+    const Value& c = counts->items[i];
+    if (c.kind != Value::Kind::object) r.fail("a wake event's machine.counts holds a non-object");
+    v.counts[i].cpu = static_cast<CpuId>(member(r, c, "cpu", "machine.counts", cpu_max));
+    v.counts[i].nr_running =
+        static_cast<std::uint32_t>(member(r, c, "nr_running", "machine.counts", std::numeric_limits<std::uint32_t>::max()));
+    v.counts[i].load = member(r, c, "load", "machine.counts");
+    v.counts[i].has_nr = v.counts[i].has_load = true;
+  }
+  if (const Value* l = m.find("llc")) {
+    if (l->kind != Value::Kind::object) r.fail("a wake event's machine.llc is not an object");
+    v.llc_cpu = static_cast<CpuId>(member(r, *l, "cpu", "machine.llc", cpu_max));
+    v.llc_pct = static_cast<std::uint32_t>(member(r, *l, "pct", "machine.llc", 100));
+  }
+  if (const Value* c = m.find("idle_core")) {
+    if (c->kind != Value::Kind::object) r.fail("a wake event's machine.idle_core is not an object");
+    v.core_cpu = static_cast<CpuId>(member(r, *c, "cpu", "machine.idle_core", cpu_max));
+    const Value* h = c->find("hint");
+    if (h == nullptr || h->kind != Value::Kind::boolean) r.fail("a wake event's machine.idle_core.hint is missing");
+    v.idle_core = h->b;
+  }
+  const Value* b = m.find("beyond");
+  v.beyond = b != nullptr && b->kind == Value::Kind::boolean && b->b;
+  return v;
+}
+
 bool flag(const Value* args, std::string_view key) {
   const Value* v = args != nullptr ? args->find(key) : nullptr;
   return v != nullptr && v->kind == Value::Kind::boolean && v->b;
@@ -283,6 +335,10 @@ ChromeTraceInput read_chrome_trace(std::string_view s) {
           w.affine = text(args != nullptr ? args->find("affine") : nullptr);
           w.wide = flag(args, "wide");
           w.sync = flag(args, "sync");
+          if (const Value* m = args != nullptr ? args->find("machine") : nullptr) {
+            w.view = machine_view(r, *m);
+            ++out.views;
+          }
           for (CpuId c : {w.waking_cpu, w.prev_cpu, w.target, w.cpu})
             if (c > out.max_cpu_seen) out.max_cpu_seen = c;
           out.wakes.push_back(std::move(w));

@@ -7,7 +7,9 @@
 // error naming the line and the column. Within it, it takes the events of
 // "traceEvents" whose "cat" is "wake" (each needs ts, tid and the args
 // waker, wakee, waking_cpu, prev_cpu, target, cpu) or "balance"; others
-// (metadata, other producers' events) are counted and skipped.
+// (metadata, other producers' events) are counted and skipped. A wake
+// event's optional "machine" (kit::MachineView, docs/replay.md) is read
+// strictly too: present, each of its fields must be well formed.
 //
 //   if (taskplace::replay::starts_as_json(text)) auto t = taskplace::replay::read_chrome_trace(text);
 #pragma once
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "perf_trace.hpp"  // TraceError
+#include "taskplace/kit/trace.hpp"  // MachineView
 #include "taskplace/types.hpp"
 
 namespace taskplace::replay {
@@ -35,6 +38,9 @@ struct RecordedWake {
   std::string affine;        // the affine step's reason
   bool wide = false;
   bool sync = false;
+  // args.machine: what the runtime's placer read (view.cpus == 0: the
+  // event has none, as in traces written before the kit recorded it).
+  kit::MachineView view;
 };
 
 struct ChromeTraceInput {
@@ -44,6 +50,7 @@ struct ChromeTraceInput {
   std::size_t other_events = 0;    // events of any other kind (metadata too)
   std::uint64_t dropped = 0;       // otherData.dropped: what the recorder's cap left out
   std::uint32_t max_cpu_seen = 0;  // over waking_cpu, prev_cpu, target and cpu
+  std::size_t views = 0;           // wake events with args.machine
 };
 
 // Returns: whether the first character that is not white space is '{'.

@@ -142,6 +142,7 @@ struct SetResult {
   std::string name;
   std::size_t wakeups = 0;
   std::size_t same_cpu = 0;  // chose the CPU the runtime chose
+  std::size_t same_decision = 0;  // ... and its target, wide verdict, affine and final reasons
   std::size_t affine = 0;    // pulled to the waking CPU (waking != prev; WakeCounter::affine_pulled)
   std::size_t idle = 0;      // the final step found an idle CPU (idle_* reasons)
   std::size_t wide = 0;      // the wide rule said wide
@@ -155,6 +156,9 @@ struct RuntimeResult {
   std::size_t balances = 0;
   std::uint64_t dropped = 0;
   std::int64_t busy_window_ns = 0;
+  std::size_t views = 0;   // wake events with the machine their placer read (kit::MachineView)
+  std::size_t torn = 0;    // ... whose placer read two different answers for one CPU
+  std::size_t beyond = 0;  // ... whose placer read what the view does not hold (a CPU >= 64)
   SetResult recorded;            // the runtime's own decisions
   std::vector<SetResult> sets;   // one per policy set, in policy_sets() order
   std::vector<std::pair<std::string, std::size_t>> reasons;  // the runtime's final reasons, most first
@@ -166,7 +170,9 @@ const std::vector<std::string>& policy_sets();
 
 // Effects: replays the recorded wake-ups, in time order, through a
 // WakePlacer of each policy set (each with its own flips per task), on the
-// machine the recorded decisions leave (Options::busy_window_ns).
+// machine each event's placer read (its MachineView), and where the event
+// has none or the view lacks an answer, the machine the recorded decisions
+// leave (Options::busy_window_ns).
 // Throws: std::invalid_argument as run() does for the topology options.
 RuntimeResult run_runtime(const ChromeTraceInput& trace, const Options& options);
 

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "replay.hpp"
+#include "taskplace/kit/machine.hpp"
 
 namespace taskplace::replay {
 
@@ -22,13 +23,21 @@ namespace {
 
 constexpr std::int64_t never = std::numeric_limits<std::int64_t>::min();
 
-// The machine as the recorded decisions leave it. The trace says where a
-// task ran (a waker, on its waking CPU) and where it was placed (a wakee),
-// and that a sync waker sleeps next (WF_SYNC); not when other tasks slept.
-// So a CPU runs the task last seen there until that task sleeps (sync) or
-// shows up elsewhere, and at most Options::busy_window_ns after it was
-// last seen there: then it counts as idle. A busy CPU has one task, 1024
-// of load; the LLC's utilisation (SIS_UTIL's input) is its busy share.
+// The machine. Where the wake event carries the machine its placer read
+// (kit::MachineView), that answers: the idle state of each CPU it holds,
+// the counts of the CPUs it holds, the LLC utilisation for the LLC it was
+// read for. What the view lacks (an event without one, from a trace
+// written before the kit recorded it; a CPU >= 64) comes from the guess
+// below.
+//
+// The guess, the machine as the recorded decisions leave it. The trace
+// says where a task ran (a waker, on its waking CPU) and where it was
+// placed (a wakee), and that a sync waker sleeps next (WF_SYNC); not when
+// other tasks slept. So a CPU runs the task last seen there until that
+// task sleeps (sync) or shows up elsewhere, and at most
+// Options::busy_window_ns after it was last seen there: then it counts as
+// idle. A busy CPU has one task, 1024 of load; the LLC's utilisation
+// (SIS_UTIL's input) is its busy share.
 struct WindowMachine {
   struct Occupant {
     TaskKey task = no_task;
@@ -39,13 +48,28 @@ struct WindowMachine {
   std::unordered_map<TaskKey, CpuId> where;
   std::int64_t now = 0;
   std::int64_t window = 0;
+  const kit::MachineView* view = nullptr;  // this event's, if any
 
-  bool is_idle(CpuId c) const { return occ[c].at == never || now - occ[c].at > window; }
-  std::uint32_t nr_running(CpuId c) const { return is_idle(c) ? 0u : 1u; }
-  std::uint64_t load(CpuId c) const { return std::uint64_t{nr_running(c)} * 1024u; }
+  bool guessed_idle(CpuId c) const { return occ[c].at == never || now - occ[c].at > window; }
+  bool is_idle(CpuId c) const {
+    if (view != nullptr && view->has_idle(c)) return ((view->idle >> c) & 1u) != 0;
+    return guessed_idle(c);
+  }
+  std::uint32_t nr_running(CpuId c) const {
+    if (view != nullptr)
+      if (const auto* k = view->find_count(c)) return k->nr_running;
+    return guessed_idle(c) ? 0u : 1u;
+  }
+  std::uint64_t load(CpuId c) const {
+    if (view != nullptr)
+      if (const auto* k = view->find_count(c)) return k->load;
+    return guessed_idle(c) ? 0u : 1024u;
+  }
   std::uint32_t llc_utilization_pct(CpuId c) const {
+    if (view != nullptr && view->llc_cpu < topo->cpu_count() && topo->llc_of(c) == topo->llc_of(view->llc_cpu))
+      return view->llc_pct;
     std::uint32_t busy = 0, n = 0;
-    for (auto x : topo->llc_cpus(c)) busy += nr_running(static_cast<CpuId>(x)), ++n;
+    for (auto x : topo->llc_cpus(c)) busy += is_idle(static_cast<CpuId>(x)) ? 0u : 1u, ++n;
     return n ? 100u * busy / n : 0u;
   }
   // Effects: task k runs on c from now (leaving the CPU it ran on).
@@ -97,7 +121,10 @@ class SetReplay final : public AnySet {
     up.prev_cpu = w.prev_cpu;
     up.sync = w.sync;
     up.current_cpu = w.reason == "current_cpu";  // the runtime's hand-off hint
-    up.waker_load = waker != nullptr ? 1024 : 0;
+    // The loads as the kit's runtimes pass them (the pool, the Asio
+    // runtime): the waker 1024, the wakee its runnable-only load.
+    up.waker_load = 1024;
+    up.wakee_load = kit::wakee_load<Placer>;
     const Nanoseconds now{w.time_ns};
     const Placement p = placer_.place(up, m, now);
     // A sync waker sleeps next (WF_SYNC): that closes its overlap.
@@ -105,6 +132,8 @@ class SetReplay final : public AnySet {
       if (w.sync && waker != nullptr) placer_.task_sleeps(*waker, now);
     ++r_.wakeups;
     r_.same_cpu += p.cpu == w.cpu;
+    r_.same_decision += p.cpu == w.cpu && p.target == w.target && p.wide == w.wide &&
+                        w.reason == to_string(p.reason) && w.affine == to_string(p.affine);
     r_.affine += p.target == w.waking_cpu && w.waking_cpu != w.prev_cpu;
     r_.idle += idle_reason(p.reason);
     r_.wide += p.wide;
@@ -154,26 +183,37 @@ RuntimeResult run_runtime(const ChromeTraceInput& trace, const Options& o) {
   r.dropped = trace.dropped;
   r.busy_window_ns = o.busy_window_ns;
 
-  // Time order: recorders on several threads claim their slots in nearly,
-  // not exactly, the order of their clocks.
+  // The file's order: the order in which the placers called the hook, at
+  // the end of each decision, so the order in which they updated the
+  // tasks' flips. Not the order of `ts`: a runtime may stamp a wake-up
+  // with a time read earlier (the pool's worker round), so that two
+  // workers' stamps interleave otherwise than their decisions.
   std::vector<const RecordedWake*> order;
   order.reserve(trace.wakes.size());
   for (const RecordedWake& w : trace.wakes) order.push_back(&w);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const RecordedWake* a, const RecordedWake* b) { return a->time_ns < b->time_ns; });
 
-  WindowMachine m{&topo, std::vector<WindowMachine::Occupant>(r.cpus), {}, 0, o.busy_window_ns};
+  WindowMachine m{&topo, std::vector<WindowMachine::Occupant>(r.cpus), {}, 0, o.busy_window_ns, nullptr};
   auto sets = make_sets(topo);
   std::map<std::string, std::size_t> reasons;
   r.recorded.name = "recorded (the runtime)";
   for (const RecordedWake* w : order) {
     m.now = w->time_ns;
+    m.view = w->view.cpus != 0 ? &w->view : nullptr;
+    if (m.view != nullptr) {
+      if (w->view.cpus != r.cpus)
+        throw std::invalid_argument("a wake event's machine has " + std::to_string(w->view.cpus) +
+                                    " CPUs but the replay's has " + std::to_string(r.cpus) + " (--cpus)");
+      ++r.views;
+      r.torn += w->view.torn != 0;
+      r.beyond += w->view.beyond;
+    }
     if (w->waker != no_task) m.runs(w->waker, w->waking_cpu);  // none: a thread off the runtime woke it
     for (auto& s : sets) s->wake(*w, m);
     if (w->sync && w->waker != no_task) m.sleeps(w->waker);
     m.runs(w->wakee, w->cpu);  // it runs there next
     ++r.recorded.wakeups;
     ++r.recorded.same_cpu;
+    ++r.recorded.same_decision;
     r.recorded.affine += w->target == w->waking_cpu && w->waking_cpu != w->prev_cpu;
     r.recorded.idle += w->reason.rfind("idle_", 0) == 0;
     r.recorded.wide += w->wide;
@@ -187,7 +227,10 @@ RuntimeResult run_runtime(const ChromeTraceInput& trace, const Options& o) {
 
 void print_runtime_table(std::ostream& out, const RuntimeResult& r) {
   out << "runtime trace" << (r.process.empty() ? std::string() : ": " + r.process) << "\n";
-  out << "machine: " << r.topology << "; busy window: " << r.busy_window_ns / 1000 << " us\n\n";
+  out << "machine: " << r.topology << "; busy window: " << r.busy_window_ns / 1000 << " us\n";
+  out << "the machine each placer read: " << r.views << " of " << r.recorded.wakeups << " wake events";
+  if (r.views != 0) out << " (torn: " << r.torn << ", beyond the view: " << r.beyond << ")";
+  out << (r.views < r.recorded.wakeups ? "; the others: the busy window\n\n" : "\n\n");
   out << "wake events      " << lpad(std::to_string(r.recorded.wakeups), 10) << "\n";
   out << "balance events   " << lpad(std::to_string(r.balances), 10) << "\n";
   out << "dropped (the recorder's cap)" << lpad(std::to_string(r.dropped), 10) << "\n\n";
@@ -196,10 +239,11 @@ void print_runtime_table(std::ostream& out, const RuntimeResult& r) {
     out << "  " << pad(reason, 20) << lpad(std::to_string(n), 10) << lpad(pct(n, r.recorded.wakeups), 9) << "\n";
   out << "\nwhat each policy set would have decided (same CPU: it picks the CPU the runtime chose):\n";
   out << pad("policy set", 24) << lpad("wake-ups", 10) << lpad("same CPU", 10) << lpad("same%", 9)
-      << lpad("affine", 9) << lpad("idle", 9) << lpad("wide", 9) << "\n";
+      << lpad("same dec.", 11) << lpad("affine", 9) << lpad("idle", 9) << lpad("wide", 9) << "\n";
   auto row = [&](const SetResult& s) {
     out << pad(s.name, 24) << lpad(std::to_string(s.wakeups), 10) << lpad(std::to_string(s.same_cpu), 10)
-        << lpad(pct(s.same_cpu, s.wakeups), 9) << lpad(std::to_string(s.affine), 9)
+        << lpad(pct(s.same_cpu, s.wakeups), 9) << lpad(std::to_string(s.same_decision), 11)
+        << lpad(std::to_string(s.affine), 9)
         << lpad(std::to_string(s.idle), 9) << lpad(std::to_string(s.wide), 9) << "\n";
   };
   row(r.recorded);

@@ -17,6 +17,11 @@
 //   { taskplace::kit::ChromeTrace::Install on{trace};          // hooks built now record here
 //     taskplace::WakePlacer<Topo, taskplace::kit::Traced<taskplace::traits::Current>> placer{topo}; ... }
 //   trace.write_file("wakeups.json");
+//
+// The machine the placer read: pass the placer kit::observed<Placer>(machine,
+// cpus) instead of the machine (the machine itself when the placer has no
+// trace hook), and each wake event carries the answers it got (MachineView;
+// taskplace-replay rebuilds the machine from them).
 #pragma once
 
 #include "taskplace/detail/config.hpp"
@@ -30,6 +35,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "taskplace/concepts.hpp"
@@ -38,6 +44,203 @@
 #include "taskplace/wake_placer.hpp"
 
 namespace taskplace::kit {
+
+// The machine as one placement read it, recorded with its wake event so
+// that a replay can answer the placer's questions as the runtime did.
+// Bounded (80 bytes): CPUs 0-63 by bit masks; the counts (nr_running, load)
+// of two CPUs (the placer reads them for the waking and the previous CPU
+// only); the LLC utilisation and the idle-core hint, each for the one CPU
+// it was asked for. An answer the placer read twice and got two different
+// ones (the machine changed under it) keeps the first, and its CPU's bit in
+// `torn`. After the decision, the hook completes the view (`known`): the
+// idle state of every CPU below 64 the placer did not ask about, and the
+// counts of the waking and the previous CPU, read then (a moment later).
+struct MachineView {
+  static constexpr std::uint32_t max_cpus = 64;
+  struct Count {
+    CpuId cpu = no_cpu;  // no_cpu: an empty entry
+    std::uint32_t nr_running = 0;
+    std::uint64_t load = 0;
+    bool has_nr = false, has_load = false;
+  };
+  std::uint64_t idle = 0;   // bit c: CPU c idle (meaningful where `known` has c)
+  std::uint64_t known = 0;  // bit c: CPU c's idle state recorded
+  std::uint64_t read = 0;   // bit c: ... by the placer itself (else by the hook, after it)
+  std::uint64_t torn = 0;   // bit c: two reads of c (idle state or counts) disagreed
+  Count counts[2];
+  CpuId llc_cpu = no_cpu;   // llc_utilization_pct(llc_cpu) read: llc_pct
+  std::uint32_t llc_pct = 0;
+  CpuId core_cpu = no_cpu;  // has_idle_core(core_cpu) read: idle_core
+  std::uint32_t cpus = 0;   // the machine's CPU count; 0: no view recorded
+  bool idle_core = false;
+  bool beyond = false;      // the placer read a CPU >= max_cpus (not recorded) or a third count
+
+  bool has_idle(CpuId c) const noexcept { return c < max_cpus && ((known >> c) & 1u) != 0; }
+  // Effects: records is_idle(c)'s answer (the first stays; a different one marks c torn).
+  void note_idle(CpuId c, bool v, bool by_placer) noexcept {
+    if (c >= max_cpus) {
+      beyond = beyond || by_placer;
+      return;
+    }
+    const std::uint64_t bit = std::uint64_t{1} << c;
+    if (known & bit) {
+      if (((idle & bit) != 0) != v) torn |= bit;
+    } else {
+      known |= bit;
+      if (v) idle |= bit;
+    }
+    if (by_placer) read |= bit;
+  }
+  // Returns: c's entry, a new one if there is room, else null (and, for
+  // the placer's read, `beyond`).
+  Count* count(CpuId c, bool by_placer = true) noexcept {
+    for (Count& k : counts)
+      if (k.cpu == c) return &k;
+    for (Count& k : counts)
+      if (k.cpu == no_cpu) {
+        k.cpu = c;
+        return &k;
+      }
+    beyond = beyond || by_placer;
+    return nullptr;
+  }
+  const Count* find_count(CpuId c) const noexcept {
+    for (const Count& k : counts)
+      if (k.cpu == c && c != no_cpu) return &k;
+    return nullptr;
+  }
+  void mark_torn(CpuId c) noexcept {
+    if (c < max_cpus) torn |= std::uint64_t{1} << c;
+  }
+  void note_nr(CpuId c, std::uint32_t v) noexcept {
+    if (Count* k = count(c)) {
+      if (k->has_nr && k->nr_running != v) mark_torn(c);
+      if (!k->has_nr) k->nr_running = v, k->has_nr = true;
+    }
+  }
+  void note_load(CpuId c, std::uint64_t v) noexcept {
+    if (Count* k = count(c)) {
+      if (k->has_load && k->load != v) mark_torn(c);
+      if (!k->has_load) k->load = v, k->has_load = true;
+    }
+  }
+};
+
+struct ChromeTraceHook;
+
+namespace detail {
+// The view of the placement running on this thread, and the machine it
+// reads (type-erased), while an ObservedMachine lives; the hook completes
+// and takes the view.
+struct ViewSource {
+  const void* machine = nullptr;
+  bool (*is_idle)(const void*, CpuId) = nullptr;
+  std::uint32_t (*nr_running)(const void*, CpuId) = nullptr;
+  std::uint64_t (*load)(const void*, CpuId) = nullptr;
+};
+inline thread_local MachineView current_view{};
+inline thread_local ViewSource current_source{};
+}  // namespace detail
+
+// A MachineState that answers as M does and records each answer in this
+// thread's MachineView, for the trace hook. One per placement, alive
+// across the place() call (a temporary argument is); not copyable.
+// Optional members (O1-O4) exist where M has them.
+template <MachineState M>
+class ObservedMachine {
+ public:
+  ObservedMachine(M m, std::uint32_t cpus) noexcept(std::is_nothrow_move_constructible_v<M>) : m_(std::move(m)) {
+    detail::current_view = MachineView{};
+    detail::current_view.cpus = cpus;
+    detail::current_source = {this, [](const void* p, CpuId c) { return static_cast<bool>(self(p).m_.is_idle(c)); },
+                              [](const void* p, CpuId c) { return static_cast<std::uint32_t>(self(p).m_.nr_running(c)); },
+                              [](const void* p, CpuId c) { return static_cast<std::uint64_t>(self(p).m_.load(c)); }};
+  }
+  ~ObservedMachine() {
+    if (detail::current_source.machine == this) detail::current_source = {}, detail::current_view.cpus = 0;
+  }
+  ObservedMachine(const ObservedMachine&) = delete;
+  ObservedMachine& operator=(const ObservedMachine&) = delete;
+
+  bool is_idle(CpuId c) const {
+    const bool v = static_cast<bool>(m_.is_idle(c));
+    detail::current_view.note_idle(c, v, true);
+    return v;
+  }
+  std::uint32_t nr_running(CpuId c) const {
+    const auto v = static_cast<std::uint32_t>(m_.nr_running(c));
+    detail::current_view.note_nr(c, v);
+    return v;
+  }
+  std::uint64_t load(CpuId c) const {
+    const auto v = static_cast<std::uint64_t>(m_.load(c));
+    detail::current_view.note_load(c, v);
+    return v;
+  }
+  std::uint32_t llc_utilization_pct(CpuId c) const
+    requires HasLlcUtilization<M>
+  {
+    const auto v = static_cast<std::uint32_t>(m_.llc_utilization_pct(c));
+    MachineView& view = detail::current_view;
+    if (view.llc_cpu == no_cpu) view.llc_cpu = c, view.llc_pct = v;
+    return v;
+  }
+  bool has_idle_core(CpuId c) const
+    requires HasIdleCoreHint<M>
+  {
+    const bool v = static_cast<bool>(m_.has_idle_core(c));
+    MachineView& view = detail::current_view;
+    if (view.core_cpu == no_cpu) view.core_cpu = c, view.idle_core = v;
+    return v;
+  }
+  void clear_idle_core(CpuId c) const
+    requires HasIdleCoreClear<M>
+  {
+    m_.clear_idle_core(c);
+  }
+  decltype(auto) reservation(CpuId c) const
+    requires requires(const M& m) { m.reservation(c); }
+  {
+    return m_.reservation(c);
+  }
+
+ private:
+  static const ObservedMachine& self(const void* p) noexcept { return *static_cast<const ObservedMachine*>(p); }
+  M m_;
+};
+
+// Returns: `m` observed (its answers recorded with each wake event) when
+// the placer's hook is the trace hook, else `m` itself (no cost). `cpus`:
+// the machine's CPU count. For the argument of Placer::place().
+template <class Placer, MachineState M>
+auto observed(M m, std::uint32_t cpus) {
+  if constexpr (std::is_same_v<typename Placer::hook_type, ChromeTraceHook>)
+    return ObservedMachine<M>(std::move(m), cpus);
+  else
+    return m;
+}
+
+namespace detail {
+// Returns: this thread's view completed for `e` (the idle state of the
+// CPUs below 64 not read, the counts of the waking and previous CPUs), or
+// null when no ObservedMachine is alive on this thread.
+inline const MachineView* take_view(CpuId waking, CpuId prev) noexcept {
+  const ViewSource& s = current_source;
+  MachineView& v = current_view;
+  if (s.machine == nullptr || v.cpus == 0) return nullptr;
+  const std::uint32_t n = v.cpus < MachineView::max_cpus ? v.cpus : MachineView::max_cpus;
+  for (CpuId c = 0; c < n; ++c)
+    if (!v.has_idle(c)) v.note_idle(c, s.is_idle(s.machine, c), false);
+  for (CpuId c : {waking, prev}) {
+    if (c >= v.cpus) continue;
+    MachineView::Count* k = v.count(c, false);
+    if (k == nullptr) continue;
+    if (!k->has_nr) k->nr_running = s.nr_running(s.machine, c), k->has_nr = true;
+    if (!k->has_load) k->load = s.load(s.machine, c), k->has_load = true;
+  }
+  return &v;
+}
+}  // namespace detail
 
 // The sink: bounded storage for wake and balance events, and their JSON.
 // Why slots claimed by an atomic add, not per-worker buffers or a lock: a
@@ -59,10 +262,11 @@ class ChromeTrace {
   // Effects: stores the event, or counts it dropped when the cap is reached.
   // Complexity: O(1), one atomic add and a release store.
   // Thread-safety: any number of threads at once, with write() too.
-  void record(const WakeEvent& e) noexcept {
+  // `view`: the machine the placer read (null: none recorded).
+  void record(const WakeEvent& e, const MachineView* view = nullptr) noexcept {
     if (slot* s = claim()) {
       s->kind = kind_wake;
-      s->wake = e;
+      s->wake = {e, view != nullptr ? *view : MachineView{}};
       s->ready.store(true, std::memory_order_release);
     }
   }
@@ -103,8 +307,8 @@ class ChromeTrace {
       if (!first) out << ",\n";
       first = false;
       if (s.kind == kind_wake) {
-        write_wake(out, s.wake);
-        cpus.insert(s.wake.waking_cpu);
+        write_wake(out, s.wake.event, s.wake.view);
+        cpus.insert(s.wake.event.waking_cpu);
       } else {
         write_balance(out, s.balance);
         cpus.insert(s.balance.cpu);
@@ -164,11 +368,15 @@ class ChromeTrace {
 
  private:
   static constexpr std::uint8_t kind_wake = 0, kind_balance = 1;
+  struct WakeRecord {
+    WakeEvent event;
+    MachineView view;
+  };
   struct slot {
     std::atomic<bool> ready{false};
     std::uint8_t kind = kind_wake;
     union {
-      WakeEvent wake;
+      WakeRecord wake;
       BalanceEvent balance;
     };
     slot() noexcept : wake{} {}
@@ -193,7 +401,23 @@ class ChromeTrace {
     out << (v < 0 ? "-" : "") << a / 1000 << '.' << char('0' + frac / 100) << char('0' + frac / 10 % 10)
         << char('0' + frac % 10);
   }
-  static void write_wake(std::ostream& out, const WakeEvent& e) {
+  static void write_view(std::ostream& out, const MachineView& v) {
+    out << R"(,"machine":{"cpus":)" << v.cpus << ",\"idle\":" << v.idle << ",\"known\":" << v.known
+        << ",\"read\":" << v.read << ",\"torn\":" << v.torn << ",\"counts\":[";
+    bool first = true;
+    for (const MachineView::Count& k : v.counts) {
+      if (k.cpu == no_cpu || !k.has_nr || !k.has_load) continue;
+      out << (first ? "" : ",") << "{\"cpu\":" << k.cpu << ",\"nr_running\":" << k.nr_running
+          << ",\"load\":" << k.load << '}';
+      first = false;
+    }
+    out << ']';
+    if (v.llc_cpu != no_cpu) out << R"(,"llc":{"cpu":)" << v.llc_cpu << ",\"pct\":" << v.llc_pct << '}';
+    if (v.core_cpu != no_cpu)
+      out << R"(,"idle_core":{"cpu":)" << v.core_cpu << ",\"hint\":" << (v.idle_core ? "true" : "false") << '}';
+    out << ",\"beyond\":" << (v.beyond ? "true" : "false") << '}';
+  }
+  static void write_wake(std::ostream& out, const WakeEvent& e, const MachineView& v) {
     const Placement& p = e.placement;
     out << R"({"name":")" << to_string(p.reason) << R"(","cat":"wake","ph":"i","s":"t","ts":)";
     write_us(out, e.now);
@@ -201,7 +425,9 @@ class ChromeTrace {
         << ",\"waking_cpu\":" << e.waking_cpu << ",\"prev_cpu\":" << e.prev_cpu << ",\"target\":" << p.target
         << ",\"cpu\":" << p.cpu << R"(,"affine":")" << to_string(p.affine) << "\",\"wide\":"
         << (p.wide ? "true" : "false") << ",\"sync\":" << (e.sync ? "true" : "false")
-        << ",\"scanned\":" << p.scanned << ",\"reservation_skips\":" << p.reservation_skips << "}}";
+        << ",\"scanned\":" << p.scanned << ",\"reservation_skips\":" << p.reservation_skips;
+    if (v.cpus != 0) write_view(out, v);
+    out << "}}";
   }
   static void write_balance(std::ostream& out, const BalanceEvent& e) {
     const BalanceResult& r = e.result;
@@ -229,8 +455,9 @@ struct ChromeTraceHook {
   ChromeTrace* sink = ChromeTrace::installed();
 
   void attach(ChromeTrace* t) noexcept { sink = t; }
+  // A wake event takes this thread's MachineView along (kit::observed).
   void operator()(const WakeEvent& e) const noexcept {
-    if (sink != nullptr) sink->record(e);
+    if (sink != nullptr) sink->record(e, detail::take_view(e.waking_cpu, e.prev_cpu));
   }
   void operator()(const BalanceEvent& e) const noexcept {
     if (sink != nullptr) sink->record(e);

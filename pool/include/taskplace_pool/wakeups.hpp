@@ -40,7 +40,8 @@ void Pool<Topo, WakeTraits, BalanceTraits>::wake_task(detail::TaskControl* t, Wa
           .current_cpu = waker != nullptr && hint == WakeHint::handoff,
           .wakee_load = taskplace::kit::wakee_load<placer_type>,
           .waker_load = 1024},
-      Machine{*this, inside ? workers_[waking]->now : clock_.now()},
+      // Traced: the answers it reads go with the wake event (kit::observed).
+      taskplace::kit::observed<placer_type>(Machine{*this, inside ? workers_[waking]->now : clock_.now()}, n_),
       inside && !taskplace::kit::times_wakeups<placer_type> ? workers_[waking]->now : clock_.now());
   if (shared_placer) shared_placer.unlock();
   if (inside) {
