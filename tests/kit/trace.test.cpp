@@ -277,3 +277,22 @@ TEST_CASE("a view marks the CPUs whose answers changed under the placer", "[kit]
   CHECK(v["torn"].num() == 1 << 5);
   CHECK(v["idle"].num() == 1 << 7);  // the first answer for 5 (busy) stays
 }
+
+TEST_CASE("a runtime's task events are written with their kind, task, CPU and time", "[kit][trace]") {
+  ChromeTrace trace{8};
+  trace.record(kit::TaskEvent{42, 3, Nanoseconds{1'500}, kit::TaskEvent::Kind::runs});
+  trace.record(kit::TaskEvent{42, 3, Nanoseconds{2'750}, kit::TaskEvent::Kind::sleeps, true});
+  trace.record(kit::TaskEvent{43, 1, Nanoseconds{3'000}, kit::TaskEvent::Kind::stops});
+  const Json j = parse(trace);
+  CHECK(count_cat(j, "task") == 3);
+  const auto& e = j["traceEvents"].array();
+  CHECK(e.at(0)["name"].str() == "runs");
+  CHECK(e.at(0)["ts"].num() == Approx(1.5));
+  CHECK(e.at(0)["tid"].num() == 3);
+  CHECK(e.at(0)["args"]["task"].num() == 42);
+  CHECK(!e.at(0)["args"].has("cpu_idle"));
+  CHECK(e.at(1)["name"].str() == "sleeps");
+  CHECK(std::get<bool>(e.at(1)["args"]["cpu_idle"].v) == true);
+  CHECK(e.at(2)["name"].str() == "stops");
+  CHECK(e.at(2)["args"]["cpu"].num() == 1);
+}

@@ -192,13 +192,13 @@ std::uint64_t integer(const Reader& r, const Value& ev, const Value* args, std::
   if (v == nullptr || v->kind != Value::Kind::number ||
       std::from_chars(v->text.data(), v->text.data() + v->text.size(), n).ec != std::errc{} ||
       v->text.find_first_of(".eE-") != std::string::npos)
-    r.fail("a wake event's " + std::string(key) + " is missing or not a whole number");
+    r.fail("an event's " + std::string(key) + " is missing or not a whole number");
   return n;
 }
 
 CpuId cpu_field(const Reader& r, const Value& ev, const Value* args, std::string_view key) {
   const std::uint64_t n = integer(r, ev, args, key);
-  if (n >= std::numeric_limits<CpuId>::max()) r.fail("a wake event's " + std::string(key) + " is no CPU");
+  if (n >= std::numeric_limits<CpuId>::max()) r.fail("an event's " + std::string(key) + " is no CPU");
   return static_cast<CpuId>(n);
 }
 
@@ -206,11 +206,11 @@ CpuId cpu_field(const Reader& r, const Value& ev, const Value* args, std::string
 // most max_ts_us either side of 0, so that differences of two fit.
 constexpr std::int64_t max_ts_us = 4'000'000'000'000'000;
 std::int64_t time_ns(const Reader& r, const Value* ts) {
-  if (ts == nullptr || ts->kind != Value::Kind::number) r.fail("a wake event has no ts");
+  if (ts == nullptr || ts->kind != Value::Kind::number) r.fail("an event has no ts");
   const std::string& t = ts->text;
   if (t.find_first_of("eE") != std::string::npos) {
     const double us = std::strtod(t.c_str(), nullptr);
-    if (!(us >= -double(max_ts_us) && us <= double(max_ts_us))) r.fail("a wake event's ts is out of range");
+    if (!(us >= -double(max_ts_us) && us <= double(max_ts_us))) r.fail("an event's ts is out of range");
     return std::llround(us * 1000.0);
   }
   const bool neg = !t.empty() && t[0] == '-';
@@ -218,7 +218,7 @@ std::int64_t time_ns(const Reader& r, const Value* ts) {
   std::int64_t us = 0, frac = 0;
   const char* end = t.data() + (dot == std::string::npos ? t.size() : dot);
   if (std::from_chars(t.data() + (neg ? 1 : 0), end, us).ec != std::errc{} || us > max_ts_us)
-    r.fail("a wake event's ts is out of range");
+    r.fail("an event's ts is out of range");
   if (dot != std::string::npos) {
     std::string f = t.substr(dot + 1, 3);
     f.append(3 - f.size(), '0');
@@ -322,8 +322,23 @@ ChromeTraceInput read_chrome_trace(std::string_view s) {
         const Value* args = ev.find("args");
         if (cat == "balance") {
           ++out.balances;
+        } else if (cat == "task") {
+          RecordedTask t;
+          t.seq = out.wakes.size() + out.tasks.size();
+          const std::string name = text(ev.find("name"));
+          if (name == "runs") t.event.kind = kit::TaskEvent::Kind::runs;
+          else if (name == "stops") t.event.kind = kit::TaskEvent::Kind::stops;
+          else if (name == "sleeps") t.event.kind = kit::TaskEvent::Kind::sleeps;
+          else r.fail("a task event's name is not runs, stops or sleeps");
+          t.event.at = Nanoseconds{time_ns(r, ev.find("ts"))};
+          t.event.task = integer(r, ev, args, "task");
+          t.event.cpu = cpu_field(r, ev, args, "cpu");
+          t.event.cpu_idle = flag(args, "cpu_idle");
+          if (t.event.cpu > out.max_cpu_seen) out.max_cpu_seen = t.event.cpu;
+          out.tasks.push_back(t);
         } else if (cat == "wake") {
           RecordedWake w;
+          w.seq = out.wakes.size() + out.tasks.size();
           w.time_ns = time_ns(r, ev.find("ts"));
           w.waker = integer(r, ev, args, "waker");
           w.wakee = integer(r, ev, args, "wakee");

@@ -154,8 +154,10 @@ struct RuntimeResult {
   std::string topology;  // in words
   std::string process;   // the trace's process name
   std::size_t balances = 0;
+  std::size_t task_events = 0;  // runs, stops, sleeps
   std::uint64_t dropped = 0;
   std::int64_t busy_window_ns = 0;
+  std::string not_replayed;     // the sets left out, and why (empty: none)
   std::size_t views = 0;   // wake events with the machine their placer read (kit::MachineView)
   std::size_t torn = 0;    // ... whose placer read two different answers for one CPU
   std::size_t beyond = 0;  // ... whose placer read what the view does not hold (a CPU >= 64)
@@ -165,7 +167,8 @@ struct RuntimeResult {
 };
 
 // The policy sets the replay runs, by name: traits::Current, Linux2013,
-// Linux2008<>, AlwaysAffine, PrevCpu.
+// Linux2008<>, AlwaysAffine, PrevCpu, and, where the trace has task events
+// (runs, sleeps), SisCurrent<> and CacheHot<>.
 const std::vector<std::string>& policy_sets();
 
 // Effects: replays the recorded wake-ups, in time order, through a

@@ -242,6 +242,23 @@ inline const MachineView* take_view(CpuId waking, CpuId prev) noexcept {
 }
 }  // namespace detail
 
+// A task's run, stop or sleep on a worker, as the runtime reports it to
+// its placer (WakePlacer::task_runs, task_stops, task_sleeps): what the
+// policies that read runs and sleeps (traits::SisCurrent's durations,
+// traits::CacheHot's reservations) need for a replay. The runtime records
+// them itself (ChromeTrace::record), whatever its placer's policies.
+struct TaskEvent {
+  enum class Kind : std::uint8_t { runs, stops, sleeps };
+  TaskKey task = no_task;
+  CpuId cpu = 0;
+  Nanoseconds at{0};     // the moment it started (runs) or stopped (stops, sleeps)
+  Kind kind = Kind::runs;
+  bool cpu_idle = false; // sleeps: nothing else runnable on the CPU then
+};
+constexpr const char* to_string(TaskEvent::Kind k) noexcept {
+  return k == TaskEvent::Kind::runs ? "runs" : k == TaskEvent::Kind::stops ? "stops" : "sleeps";
+}
+
 // The sink: bounded storage for wake and balance events, and their JSON.
 // Why slots claimed by an atomic add, not per-worker buffers or a lock: a
 // hook is told the waking CPU, not which thread calls it, and one placer
@@ -277,6 +294,13 @@ class ChromeTrace {
       s->ready.store(true, std::memory_order_release);
     }
   }
+  void record(const TaskEvent& e) noexcept {
+    if (slot* s = claim()) {
+      s->kind = kind_task;
+      s->task = e;
+      s->ready.store(true, std::memory_order_release);
+    }
+  }
 
   std::size_t capacity() const noexcept { return cap_; }
   // Returns: the events stored (at most capacity()).
@@ -309,9 +333,12 @@ class ChromeTrace {
       if (s.kind == kind_wake) {
         write_wake(out, s.wake.event, s.wake.view);
         cpus.insert(s.wake.event.waking_cpu);
-      } else {
+      } else if (s.kind == kind_balance) {
         write_balance(out, s.balance);
         cpus.insert(s.balance.cpu);
+      } else {
+        write_task(out, s.task);
+        cpus.insert(s.task.cpu);
       }
     }
     for (CpuId c : cpus) {
@@ -367,7 +394,7 @@ class ChromeTrace {
   static ChromeTrace* installed() noexcept { return installed_.load(std::memory_order_acquire); }
 
  private:
-  static constexpr std::uint8_t kind_wake = 0, kind_balance = 1;
+  static constexpr std::uint8_t kind_wake = 0, kind_balance = 1, kind_task = 2;
   struct WakeRecord {
     WakeEvent event;
     MachineView view;
@@ -378,6 +405,7 @@ class ChromeTrace {
     union {
       WakeRecord wake;
       BalanceEvent balance;
+      TaskEvent task;
     };
     slot() noexcept : wake{} {}
   };
@@ -437,6 +465,14 @@ class ChromeTrace {
         << e.avg_idle.count() << ",\"levels_visited\":" << r.levels_visited << ",\"levels_skipped\":"
         << r.levels_skipped << ",\"stopped_before\":" << r.stopped_before << ",\"pulled_level\":"
         << r.pulled_level << ",\"spent_ns\":" << r.spent.count() << "}}";
+  }
+
+  static void write_task(std::ostream& out, const TaskEvent& e) {
+    out << R"({"name":")" << to_string(e.kind) << R"(","cat":"task","ph":"i","s":"t","ts":)";
+    write_us(out, e.at);
+    out << R"(,"pid":1,"tid":)" << e.cpu << R"(,"args":{"task":)" << e.task << ",\"cpu\":" << e.cpu;
+    if (e.kind == TaskEvent::Kind::sleeps) out << ",\"cpu_idle\":" << (e.cpu_idle ? "true" : "false");
+    out << "}}";
   }
 
   std::unique_ptr<slot[]> slots_;
