@@ -53,6 +53,7 @@
 #include "taskplace/kit/machine.hpp"
 #include "taskplace/kit/sleeps.hpp"
 #include "taskplace/kit/task_store.hpp"
+#include "taskplace/kit/trace.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/table.hpp"
 #include "taskplace/wake_placer.hpp"
@@ -103,12 +104,14 @@ struct Stats {
 //     false.
 //   A handler that throws stops the runtime as stop() does; join() (or a
 //   later stop()) rethrows its exception. The destructor stops.
-template <class WakeTraits = taskplace::traits::Current>
+// BalanceTraits: the idle balancer's (kit::Traced<...> records its
+// balances, as TracedRuntime does).
+template <class WakeTraits = taskplace::traits::Current, class BalanceTraits = taskplace::DefaultBalanceTraits>
 class Runtime {
  public:
   using placer_type = taskplace::WakePlacer<taskplace::TableTopology, detail::SharedTraits<WakeTraits>>;
   using balancer_type =
-      taskplace::IdleBalancer<taskplace::TableTopology, detail::SharedTraits<taskplace::DefaultBalanceTraits>>;
+      taskplace::IdleBalancer<taskplace::TableTopology, detail::SharedTraits<BalanceTraits>>;
   // A handler's end is not reported as a sleep (kit::SleepSlot): the
   // runtime cannot tell a task that waits from one that merely finished a
   // handler. Traits whose policies read sleeps (traits::Linux2008,
@@ -138,6 +141,7 @@ class Runtime {
   std::uint32_t worker_count() const noexcept { return machine_.worker_count(); }
   boost::asio::io_context& context(CpuId c) { return w_[c].ctx; }
   const placer_type& placer() const noexcept { return placer_; }
+  const balancer_type& balancer() const noexcept { return balancer_; }
   const taskplace::kit::Machine& machine() const noexcept { return machine_; }
   // Returns: the worker the calling thread is, if it is one of this runtime's.
   std::optional<CpuId> current_worker() const noexcept {
@@ -261,7 +265,8 @@ class Runtime {
     } else {  // off the pool: the wakee's last worker, else a round robin
       w.waking_cpu = taskplace::kit::off_pool_waking_cpu(e.prev_cpu(), rr_.fetch_add(1) % n, n);
     }
-    const CpuId c = placer_.place(w, machine_.at(now), now).cpu;
+    // Traced: the answers it reads go with the wake event (kit::observed).
+    const CpuId c = placer_.place(w, taskplace::kit::observed<placer_type>(machine_.at(now), n), now).cpu;
     if (c != w.waking_cpu) remote_.fetch_add(1, std::memory_order_relaxed);
     return c;
   }
@@ -423,5 +428,12 @@ class Runtime {
   std::mutex error_m_;
   std::exception_ptr error_;
 };
+
+// The runtime whose placer and balancer record every placement and newidle
+// balance into the kit::ChromeTrace installed while it is built
+// (kit::ChromeTrace::Install), as the pool's TracedPool and the Boost.Fiber
+// TracedGroup do.
+template <class WakeTraits = taskplace::traits::Current, class BalanceTraits = taskplace::DefaultBalanceTraits>
+using TracedRuntime = Runtime<taskplace::kit::Traced<WakeTraits>, taskplace::kit::Traced<BalanceTraits>>;
 
 }  // namespace taskplace_asio
