@@ -251,6 +251,8 @@ TEST_CASE("a wake event carries the machine its placer read", "[kit][trace]") {
   CHECK(counts[1]["cpu"].num() == 3);
   CHECK(counts[1]["nr_running"].num() == 0);
   CHECK(!v.has("llc"));  // ScriptedMachine<> has no llc_utilization_pct: not read
+  CHECK(std::get<bool>(v["has_llc"].v) == false);  // ... and the view says so
+  CHECK(std::get<bool>(v["has_idle_core"].v) == false);
   CHECK(std::get<bool>(v["beyond"].v) == false);
   CHECK(!events.at(1)["args"].has("machine"));
   // With no trace hook, observed() is the machine itself.

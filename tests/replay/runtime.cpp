@@ -109,7 +109,8 @@ TEST_CASE("the reader takes the machine a wake event's placer read, and refuses 
   const ChromeTraceInput in = read_chrome_trace(
       head +
       R"({"cpus":4,"idle":8,"known":15,"read":9,"torn":0,"counts":[{"cpu":0,"nr_running":1,"load":1024},)"
-      R"({"cpu":3,"nr_running":0,"load":0}],"llc":{"cpu":0,"pct":75},"beyond":false})" + tail);
+      R"({"cpu":3,"nr_running":0,"load":0}],"llc":{"cpu":0,"pct":75},"beyond":false,"has_llc":true,)"
+      R"("has_idle_core":false})" + tail);
   REQUIRE(in.views == 1);
   const kit::MachineView& v = in.wakes[0].view;
   CHECK(v.cpus == 4);
@@ -124,6 +125,8 @@ TEST_CASE("the reader takes the machine a wake event's placer read, and refuses 
   CHECK(v.llc_cpu == 0);
   CHECK(v.llc_pct == 75);
   CHECK(v.core_cpu == no_cpu);  // not read
+  CHECK(v.has_llc);
+  CHECK_FALSE(v.has_core_hint);
   // A view must be whole: each field present and in range.
   CHECK_THROWS_WITH(read_chrome_trace(head + R"({"cpus":4,"idle":8,"known":15,"read":9,"counts":[]})" + tail),
                     Catch::Contains("machine.torn is missing"));
@@ -135,6 +138,9 @@ TEST_CASE("the reader takes the machine a wake event's placer read, and refuses 
   CHECK_THROWS_WITH(read_chrome_trace(head + R"({"cpus":4,"idle":0,"known":0,"read":0,"torn":0,"counts":[1]})" + tail),
                     Catch::Contains("machine.counts holds a non-object"));
   CHECK_THROWS_WITH(read_chrome_trace(head + "7" + tail), Catch::Contains("machine is not an object"));
+  CHECK_THROWS_WITH(read_chrome_trace(head + R"({"cpus":4,"idle":0,"known":0,"read":0,"torn":0,"counts":[],)"
+                                             R"("beyond":false,"has_llc":1,"has_idle_core":false})" + tail),
+                    Catch::Contains("machine.has_llc is missing or not true or false"));
   // A view of another machine than the replay's is refused.
   Options o;
   o.cpus = 8;

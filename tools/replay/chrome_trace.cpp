@@ -275,8 +275,15 @@ kit::MachineView machine_view(const Reader& r, const Value& m) {
     if (h == nullptr || h->kind != Value::Kind::boolean) r.fail("a wake event's machine.idle_core.hint is missing");
     v.idle_core = h->b;
   }
-  const Value* b = m.find("beyond");
-  v.beyond = b != nullptr && b->kind == Value::Kind::boolean && b->b;
+  auto boolean = [&](std::string_view key) {
+    const Value* b = m.find(key);
+    if (b == nullptr || b->kind != Value::Kind::boolean)
+      r.fail("a wake event's machine." + std::string(key) + " is missing or not true or false");
+    return b->b;
+  };
+  v.beyond = boolean("beyond");
+  v.has_llc = boolean("has_llc");
+  v.has_core_hint = boolean("has_idle_core");
   return v;
 }
 

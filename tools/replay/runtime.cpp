@@ -66,6 +66,7 @@ struct WindowMachine {
     return guessed_idle(c) ? 0u : 1024u;
   }
   std::uint32_t llc_utilization_pct(CpuId c) const {
+    if (view != nullptr && !view->has_llc) return 0;  // the runtime's machine has none: the whole LLC is scanned
     if (view != nullptr && view->llc_cpu < topo->cpu_count() && topo->llc_of(c) == topo->llc_of(view->llc_cpu))
       return view->llc_pct;
     std::uint32_t busy = 0, n = 0;

@@ -47,7 +47,7 @@ namespace taskplace::kit {
 
 // The machine as one placement read it, recorded with its wake event so
 // that a replay can answer the placer's questions as the runtime did.
-// Bounded (80 bytes): CPUs 0-63 by bit masks; the counts (nr_running, load)
+// Bounded (104 bytes): CPUs 0-63 by bit masks; the counts (nr_running, load)
 // of two CPUs (the placer reads them for the waking and the previous CPU
 // only); the LLC utilisation and the idle-core hint, each for the one CPU
 // it was asked for. An answer the placer read twice and got two different
@@ -55,6 +55,8 @@ namespace taskplace::kit {
 // `torn`. After the decision, the hook completes the view (`known`): the
 // idle state of every CPU below 64 the placer did not ask about, and the
 // counts of the waking and the previous CPU, read then (a moment later).
+// It also says which optional members the machine has (O1, O2): a placer
+// without them scans the whole LLC, with no idle-core hint.
 struct MachineView {
   static constexpr std::uint32_t max_cpus = 64;
   struct Count {
@@ -74,6 +76,8 @@ struct MachineView {
   std::uint32_t cpus = 0;   // the machine's CPU count; 0: no view recorded
   bool idle_core = false;
   bool beyond = false;      // the placer read a CPU >= max_cpus (not recorded) or a third count
+  bool has_llc = false;     // the machine has llc_utilization_pct (MachineState O1)
+  bool has_core_hint = false;  // ... has_idle_core (O2)
 
   bool has_idle(CpuId c) const noexcept { return c < max_cpus && ((known >> c) & 1u) != 0; }
   // Effects: records is_idle(c)'s answer (the first stays; a different one marks c torn).
@@ -152,6 +156,8 @@ class ObservedMachine {
   ObservedMachine(M m, std::uint32_t cpus) noexcept(std::is_nothrow_move_constructible_v<M>) : m_(std::move(m)) {
     detail::current_view = MachineView{};
     detail::current_view.cpus = cpus;
+    detail::current_view.has_llc = HasLlcUtilization<M>;
+    detail::current_view.has_core_hint = HasIdleCoreHint<M>;
     detail::current_source = {this, [](const void* p, CpuId c) { return static_cast<bool>(self(p).m_.is_idle(c)); },
                               [](const void* p, CpuId c) { return static_cast<std::uint32_t>(self(p).m_.nr_running(c)); },
                               [](const void* p, CpuId c) { return static_cast<std::uint64_t>(self(p).m_.load(c)); }};
@@ -443,7 +449,8 @@ class ChromeTrace {
     if (v.llc_cpu != no_cpu) out << R"(,"llc":{"cpu":)" << v.llc_cpu << ",\"pct\":" << v.llc_pct << '}';
     if (v.core_cpu != no_cpu)
       out << R"(,"idle_core":{"cpu":)" << v.core_cpu << ",\"hint\":" << (v.idle_core ? "true" : "false") << '}';
-    out << ",\"beyond\":" << (v.beyond ? "true" : "false") << '}';
+    out << ",\"beyond\":" << (v.beyond ? "true" : "false") << ",\"has_llc\":" << (v.has_llc ? "true" : "false")
+        << ",\"has_idle_core\":" << (v.has_core_hint ? "true" : "false") << '}';
   }
   static void write_wake(std::ostream& out, const WakeEvent& e, const MachineView& v) {
     const Placement& p = e.placement;
