@@ -240,7 +240,10 @@ RuntimeResult run_runtime(const ChromeTraceInput& trace, const Options& o) {
   // two workers' stamps interleave otherwise than their decisions.
   const bool task_events = !trace.tasks.empty();
   r.task_events = trace.tasks.size();
-  WindowMachine m{&topo, std::vector<WindowMachine::Occupant>(r.cpus), {}, 0, o.busy_window_ns, nullptr};
+  // With task events a task holds its CPU from its run to its stop or
+  // sleep, however long: no window.
+  WindowMachine m{&topo, std::vector<WindowMachine::Occupant>(r.cpus), {}, 0,
+                  task_events ? std::numeric_limits<std::int64_t>::max() : o.busy_window_ns, nullptr};
   auto sets = make_sets(topo, task_events);
   std::map<std::string, std::size_t> reasons;
   r.recorded.name = "recorded (the runtime)";
@@ -292,7 +295,9 @@ RuntimeResult run_runtime(const ChromeTraceInput& trace, const Options& o) {
 
 void print_runtime_table(std::ostream& out, const RuntimeResult& r) {
   out << "runtime trace" << (r.process.empty() ? std::string() : ": " + r.process) << "\n";
-  out << "machine: " << r.topology << "; busy window: " << r.busy_window_ns / 1000 << " us\n";
+  out << "machine: " << r.topology << "; busy window: "
+      << (r.task_events != 0 ? std::string("none (task events)") : std::to_string(r.busy_window_ns / 1000) + " us")
+      << "\n";
   out << "the machine each placer read: " << r.views << " of " << r.recorded.wakeups << " wake events";
   if (r.views != 0) out << " (torn: " << r.torn << ", beyond the view: " << r.beyond << ")";
   out << (r.views < r.recorded.wakeups ? "; the others: the busy window\n\n" : "\n\n");
