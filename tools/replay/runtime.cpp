@@ -300,7 +300,7 @@ void print_runtime_table(std::ostream& out, const RuntimeResult& r) {
       << "\n";
   out << "the machine each placer read: " << r.views << " of " << r.recorded.wakeups << " wake events";
   if (r.views != 0) out << " (torn: " << r.torn << ", beyond the view: " << r.beyond << ")";
-  out << (r.views < r.recorded.wakeups ? "; the others: the busy window\n\n" : "\n\n");
+  out << (r.views < r.recorded.wakeups ? "; the others: modelled from the trace\n\n" : "\n\n");
   out << "wake events      " << lpad(std::to_string(r.recorded.wakeups), 10) << "\n";
   out << "balance events   " << lpad(std::to_string(r.balances), 10) << "\n";
   out << "task events      " << lpad(std::to_string(r.task_events), 10) << "\n";
