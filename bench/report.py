@@ -497,6 +497,11 @@ class Micro:
             a, b = self.get(p, "instructions"), self.get(q, "instructions")
             sis_rows.append([label, fixed(a), fixed(b), ratio(a, b)])
         sis = md_table(["case", "SisCurrent", "Current", "ratio"], sis_rows)
+        pair = md_table(["settled ping-pong pair, 12 CPUs", "Runtime", "SisCurrent", "Current"],
+                        [[label] + [fixed(self.get(f"{kind} {s}", "instructions"))
+                                    for s in ("runtime", "sis", "current")]
+                         for label, kind in [("the decision alone", "decide"),
+                                             ("the decision and its run and sleep reports", "pair")]])
         steady, tsc = self.get("BM_clock_steady", "cpu_ns"), self.get("BM_clock_tsc", "cpu_ns")
         clock = md_table(["clock", "ns a read"], [["`SteadyClock` (steady_clock)", fixed(steady, 1)],
                                                    ["`TscClock`", fixed(tsc, 1)]])
@@ -512,6 +517,11 @@ class Micro:
             "### What SIS_CURRENT adds to a decision", "",
             "Instructions per decision, `traits::SisCurrent<>` and `traits::Current` on the same inputs:", "",
             sis, "",
+            "### The settled-pair fast path", "",
+            "Instructions per decision of a ping-pong pair that has settled (each set's common case: "
+            "CostGate keeps it, SIS_CURRENT keeps it, Current moves it to the idle prev), the caller's "
+            "building of its `Wakeup` included ([runtime.md](runtime.md#the-settled-pair-fast-path)):", "",
+            pair, "",
             "### Clock reads", "",
             "CPU ns per read, as the pool, the Boost.Fiber algorithm and the workloads' stamps read it:", "",
             clock])

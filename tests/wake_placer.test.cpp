@@ -382,7 +382,8 @@ void random_placements(const UniformTopology& topo, std::uint32_t seed, int roun
 using AllTraits = std::tuple<traits::Current, traits::AlwaysAffine, traits::PrevCpu,
                              traits::Linux2013, traits::CacheHot<sis_cache::EverySleep2023>,
                              traits::CacheHot<sis_cache::ShortSleeps2023>, traits::CacheHot<sis_cache::HalveLong2023>,
-                             traits::CacheHot<sis_cache::HalveLong2023, OwnerOnly>, MasterOnlyCores>;
+                             traits::CacheHot<sis_cache::HalveLong2023, OwnerOnly>, MasterOnlyCores,
+                             traits::Runtime>;
 }  // namespace
 
 TEMPLATE_LIST_TEST_CASE("every traits combination places validly on random machines",

@@ -2,7 +2,8 @@
 // results. scripts/bench asio runs every (runtime, workload, repetition) as
 // its own process, interleaved.
 //
-//   taskplace_bench_asio <thread_pool|"per_core rr"|"per_core sticky"|Current|"Current defer"|AlwaysAffine>
+//   taskplace_bench_asio <thread_pool|"per_core rr"|"per_core sticky"|Current|"Current defer"|AlwaysAffine|
+//                         "Linux2008 defer"|SisCurrent>
 //                        <pipe|pgbench|hackbench|udp_rr> [workers] [pgbench clients] [--quick]
 // thread_pool: boost::asio::thread_pool (one shared queue).
 // per_core rr: one io_context per worker, one thread each; each post goes
@@ -13,6 +14,10 @@
 //   post a wake-up of its actor placed by WakePlacer under that policy set;
 //   "Current defer": every post a sync wake-up (Asio's defer: the poster's
 //   handler ends next).
+// "Linux2008 defer", SisCurrent: the runtime under the policy sets that
+//   read sleeps (it reports each handler's run and its task's sleep):
+//   traits::Linux2008<> with every post sync (its overlap-gated pull is
+//   the sync wake-ups'), traits::SisCurrent<> (no sync needed).
 // --quick: the sizes divided by 10.
 // Prints one line of named fields (bench/results.hpp):
 //   RESULT workload=pipe runtime=Current workers=2 clients=8 seconds=0.0312 ops_per_s=1602564.1
@@ -163,6 +168,10 @@ int main(int argc, char** argv) {
       r = run_taskplace<taskplace::traits::Current>(workers, workload, sizes, runtime, runtime == "Current defer", c);
     } else if (runtime == "AlwaysAffine") {
       r = run_taskplace<taskplace::traits::AlwaysAffine>(workers, workload, sizes, runtime, false, c);
+    } else if (runtime == "Linux2008 defer") {
+      r = run_taskplace<taskplace::traits::Linux2008<>>(workers, workload, sizes, runtime, true, c);
+    } else if (runtime == "SisCurrent") {
+      r = run_taskplace<taskplace::traits::SisCurrent<>>(workers, workload, sizes, runtime, false, c);
     } else {
       std::fprintf(stderr, "unknown runtime: %s\n", runtime.c_str());
       return 2;

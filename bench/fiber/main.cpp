@@ -105,6 +105,10 @@ int main(int argc, char** argv) {
     }, body);
   } else if (names(runtime, "Current")) {
     c = run_taskplace<taskplace::traits::Current>(workers, body, variant(runtime, "Current"));
+  } else if (names(runtime, "Runtime")) {
+    c = run_taskplace<taskplace::traits::Runtime>(workers, body, variant(runtime, "Runtime"));
+  } else if (names(runtime, "Linux2008")) {
+    c = run_taskplace<taskplace::traits::Linux2008<>>(workers, body, variant(runtime, "Linux2008"));
   } else if (names(runtime, "AlwaysAffine")) {
     c = run_taskplace<taskplace::traits::AlwaysAffine>(workers, body, variant(runtime, "AlwaysAffine"));
   } else {

@@ -15,7 +15,8 @@
 // machines, one call of tp_place per decision; `place_sis` the same with
 // traits::SisCurrent<> (tp_place_sis), whose baseline is `place`; and
 // `pair current|sis N` a settled ping-pong pair (tp_pair_current,
-// tp_pair_sis: the decision plus the run and sleep reports around it).
+// tp_pair_sis, tp_pair_runtime: the decision plus the run and sleep
+// reports around it).
 //   valgrind --tool=callgrind --toggle-collect=tp_place
 //     ./taskplace_callgrind_driver place half 224 100000
 #include <cstdio>
@@ -31,6 +32,15 @@ constexpr taskplace::UniformTopology westmere = taskplace::presets::westmere_12c
 #if TASKPLACE_BENCH_HAVE_NEWIDLE
 constexpr taskplace::UniformTopology spr = taskplace::presets::sapphire_rapids_2x56x2();
 #endif
+}  // namespace
+
+namespace {
+// The decision alone (the reports outside it): count with
+// --toggle-collect=tp_decide_<set>, Ir / N.
+template <class Traits>
+__attribute__((noinline)) taskplace::CpuId decide_only(const bench::PairCase<Traits>& c, std::uint32_t i) {
+  return c.decide(i).cpu;
+}
 }  // namespace
 
 extern "C" {
@@ -80,6 +90,22 @@ __attribute__((noinline)) taskplace::CpuId tp_pair_sis(bench::PairCase<taskplace
                                                        std::uint32_t i) {
   return c(i).cpu;
 }
+__attribute__((noinline)) taskplace::CpuId tp_decide_current(const bench::PairCase<taskplace::traits::Current>& c,
+                                                             std::uint32_t i) {
+  return decide_only(c, i);
+}
+__attribute__((noinline)) taskplace::CpuId tp_decide_sis(const bench::PairCase<taskplace::traits::SisCurrent<>>& c,
+                                                         std::uint32_t i) {
+  return decide_only(c, i);
+}
+__attribute__((noinline)) taskplace::CpuId tp_decide_runtime(const bench::PairCase<taskplace::traits::Runtime>& c,
+                                                             std::uint32_t i) {
+  return decide_only(c, i);
+}
+__attribute__((noinline)) taskplace::CpuId tp_pair_runtime(bench::PairCase<taskplace::traits::Runtime>& c,
+                                                           std::uint32_t i) {
+  return c(i).cpu;
+}
 }
 
 namespace {
@@ -93,7 +119,7 @@ unsigned run(F&& f, const Input& in, long n) {
 
 static int pair_main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: %s pair current|sis N\n", argv[0]);
+    std::fprintf(stderr, "usage: %s pair current|sis|runtime N\n", argv[0]);
     return 2;
   }
   const long n = std::strtol(argv[3], nullptr, 10);
@@ -101,11 +127,42 @@ static int pair_main(int argc, char** argv) {
   if (std::string_view{argv[2]} == "sis") {
     bench::PairCase<taskplace::traits::SisCurrent<>> c;
     for (long i = 0; i < n; ++i) sum += tp_pair_sis(c, static_cast<std::uint32_t>(i));
+  } else if (std::string_view{argv[2]} == "runtime") {
+    bench::PairCase<taskplace::traits::Runtime> c;
+    for (long i = 0; i < n; ++i) sum += tp_pair_runtime(c, static_cast<std::uint32_t>(i));
   } else {
     bench::PairCase<taskplace::traits::Current> c;
     for (long i = 0; i < n; ++i) sum += tp_pair_current(c, static_cast<std::uint32_t>(i));
   }
   std::printf("pair %s n=%ld sum=%lu\n", argv[2], n, sum);
+  return 0;
+}
+
+// `decide current|sis|runtime N`: the pair's decisions, each between its
+// reports; tp_decide_<set> holds the decision alone.
+template <class Traits, class F>
+unsigned long decide_loop(F f, long n) {
+  bench::PairCase<Traits> c;
+  unsigned long sum = 0;
+  for (long i = 0; i < n; ++i) {
+    const auto k = static_cast<std::uint32_t>(i);
+    c.runs(k);
+    sum += f(c, k);
+    c.sleeps(k);
+  }
+  return sum;
+}
+static int decide_main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s decide current|sis|runtime N\n", argv[0]);
+    return 2;
+  }
+  const long n = std::strtol(argv[3], nullptr, 10);
+  const std::string_view set = argv[2];
+  const unsigned long sum = set == "sis"       ? decide_loop<taskplace::traits::SisCurrent<>>(tp_decide_sis, n)
+                            : set == "runtime" ? decide_loop<taskplace::traits::Runtime>(tp_decide_runtime, n)
+                                               : decide_loop<taskplace::traits::Current>(tp_decide_current, n);
+  std::printf("decide %s n=%ld sum=%lu\n", argv[2], n, sum);
   return 0;
 }
 
@@ -136,6 +193,7 @@ int main(int argc, char** argv) {
   if (argc >= 2 && (std::string_view{argv[1]} == "place" || std::string_view{argv[1]} == "place_sis"))
     return place_main(argc, argv);
   if (argc >= 2 && std::string_view{argv[1]} == "pair") return pair_main(argc, argv);
+  if (argc >= 2 && std::string_view{argv[1]} == "decide") return decide_main(argc, argv);
   if (argc != 4) {
     std::fprintf(stderr,
                  "usage: %s flip_wide|newidle_gate|reservation policy|baseline N\n"

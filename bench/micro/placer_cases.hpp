@@ -138,7 +138,7 @@ struct PairCase {
   taskplace::UniformTopology topo = shape(12);
   ByteMachine machine{topo, Load::half};
   Placer placer{topo};
-  typename Placer::task_state tasks[2]{};
+  mutable typename Placer::task_state tasks[2]{};
   std::int64_t now = 10'000'000'000;
 
   PairCase() {
@@ -148,16 +148,23 @@ struct PairCase {
     machine.busy[0] = 1;  // the waker runs on CPU 0, alone
   }
   taskplace::Placement operator()(std::uint32_t i) {
-    const std::uint32_t a = i & 1u, b = a ^ 1u;
-    now += 3'000;
-    placer.task_runs(tasks[a], taskplace::Nanoseconds{now - 10'000});
-    const taskplace::Placement p =
-        placer.place({.waker = &tasks[a], .waker_key = a + 1u, .wakee = &tasks[b], .wakee_key = b + 1u,
-                      .waking_cpu = 0, .prev_cpu = 1, .sync = true},
-                     machine, taskplace::Nanoseconds{now});
-    placer.task_sleeps(tasks[a], taskplace::Nanoseconds{now});
+    runs(i);
+    const taskplace::Placement p = decide(i);
+    sleeps(i);
     return p;
   }
+  // The three parts, for a count of the decision alone.
+  void runs(std::uint32_t i) {
+    now += 3'000;
+    placer.task_runs(tasks[i & 1u], taskplace::Nanoseconds{now - 10'000});
+  }
+  taskplace::Placement decide(std::uint32_t i) const {
+    const std::uint32_t a = i & 1u, b = a ^ 1u;
+    return placer.place({.waker = &tasks[a], .waker_key = a + 1u, .wakee = &tasks[b], .wakee_key = b + 1u,
+                         .waking_cpu = 0, .prev_cpu = 1, .sync = true},
+                        machine, taskplace::Nanoseconds{now});
+  }
+  void sleeps(std::uint32_t i) { placer.task_sleeps(tasks[i & 1u], taskplace::Nanoseconds{now}); }
 };
 
 }  // namespace bench

@@ -128,6 +128,16 @@ Run one_worker_runner(const std::string& name) {
 // whatever it does (the pool's hand-off moves several lines a hop: the
 // channel's, the wakee's frame, the worker's inbox).
 
+// The measured costs scaled by `num / den`: a calibration that is wrong
+// by that factor (traits::Runtime's sensitivity, docs/runtime.md).
+taskplace_pool::PoolOptions scaled_costs(std::int64_t num, std::int64_t den) {
+  taskplace_pool::PoolOptions o;
+  const taskplace::kit::WakeCosts& c = taskplace::kit::measured_costs();
+  auto scale = [&](taskplace::Nanoseconds x) { return taskplace::Nanoseconds{x.count() * num / den}; };
+  o.costs = {.spinning = scale(c.spinning), .parked = scale(c.parked), .crossing = scale(c.crossing)};
+  return o;
+}
+
 taskplace_pool::PoolOptions hot_steals() {
   taskplace_pool::PoolOptions o;
   o.cache_hot_steals = true;
@@ -350,6 +360,11 @@ int main(int argc, char** argv) {
 
   std::vector<std::pair<std::string, Run>> configs = {
       {"Current", pool_runner<taskplace::traits::Current>("Current")},
+      // For user-space runtimes (docs/runtime.md): CostGate on the
+      // calibrated costs, then today's kernel.
+      {"Runtime", pool_runner<taskplace::traits::Runtime>("Runtime")},
+      {"Runtime costs x10", pool_runner<taskplace::traits::Runtime>("Runtime costs x10", scaled_costs(10, 1))},
+      {"Runtime costs /10", pool_runner<taskplace::traits::Runtime>("Runtime costs /10", scaled_costs(1, 10))},
       {"AlwaysAffine", pool_runner<taskplace::traits::AlwaysAffine>("AlwaysAffine")},
       {"PrevCpu", pool_runner<taskplace::traits::PrevCpu>("PrevCpu")},
       {"Linux2013", pool_runner<taskplace::traits::Linux2013>("Linux2013")},

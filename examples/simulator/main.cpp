@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "taskplace_sim/scenarios.hpp"
+#include "taskplace_sim/scenarios_userspace.hpp"
 
 namespace {
 
@@ -42,6 +43,10 @@ void usage(std::ostream& os) {
         "  --trace FILE        write a Chrome/Perfetto trace (JSON) of the scenario's first run (20 ms window)\n"
         "  --out DIR           where the CSV files go (default ./out)\n"
         "  --quick             shorter runs (a smoke test)\n"
+        "  --costs SET         the cost set: kernel (default; the table's) or userspace (a user-space\n"
+        "                      runtime's: resumes, line hand-offs, unparks; docs/simulator.md)\n"
+        "  --userspace         compare the policy sets under the userspace costs on rt16, rt64 and rt256\n"
+        "                      (or --machine), print ratios to the best fixed policy, write out/sim-userspace.csv\n"
         "  --cache-hot MODEL   the balances' cache-hot test: table (default; the one the docs' table was\n"
         "                      measured with) or kernel (per-level tries, SMT exempt, newidle tests too)\n"
         "  --help              this text\n";
@@ -65,10 +70,48 @@ std::pair<std::uint64_t, double> speed_run(const std::string& name, const taskpl
   return {machine.report().events_all, cpu_seconds() - t0};
 }
 
+// Effects: the --userspace comparison: its tables on stdout, its CSV in
+// `out`/sim-userspace.csv. `machine`: one machine instead of the three;
+// `names`: the workloads (default all); `markdown`: the docs' table too. Returns: the exit status.
+int run_userspace(const taskplace_sim::Options& opt, const std::string& machine, const std::vector<std::string>& names,
+                  const std::string& out, bool markdown) {
+  taskplace_sim::UserspaceOptions u;
+  if (!machine.empty()) u.machines = {machine};
+  if (!names.empty()) u.workloads = names;
+  u.seed = opt.seed;
+  u.seeds = opt.quick ? std::min(opt.seeds, 2u) : opt.seeds;
+  u.quick = opt.quick;
+  u.progress = [](const std::string& s) { std::cerr << "  ... " << s << "\n"; };
+  const double t0 = cpu_seconds();
+  taskplace_sim::UserspaceResult r;
+  try {
+    r = taskplace_sim::run_userspace(u);
+  } catch (const std::exception& e) {
+    std::cerr << "taskplace_demo: --userspace: " << e.what() << "\n";
+    return 2;
+  }
+  std::cout << "taskplace_demo --userspace" << (opt.quick ? " --quick" : "") << " (seed " << opt.seed << ", medians over "
+            << u.seeds << " seeds)\n";
+  taskplace_sim::write_userspace_text(std::cout, r);
+  if (markdown) {
+    std::cout << "\n";
+    taskplace_sim::write_userspace_markdown(std::cout, r);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  const std::string path = (std::filesystem::path(out) / "sim-userspace.csv").string();
+  std::ofstream f(path);
+  taskplace_sim::write_userspace_csv(f, r, {"benchmark: sim-userspace", std::string("command: taskplace_demo --userspace") + (opt.quick ? " --quick" : "") + " --seed " + std::to_string(opt.seed) + " --seeds " + std::to_string(u.seeds)});
+  std::printf("\nwrote %s; %llu events in %.1f s of CPU\n", path.c_str(), static_cast<unsigned long long>(r.events),
+              cpu_seconds() - t0);
+  return f ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   std::vector<std::string> names;
   taskplace_sim::Options opt;
-  bool csv = false, markdown = false, list = false, speed = false;
+  bool csv = false, markdown = false, list = false, speed = false, userspace = false;
+  std::string machine_name;
   std::string out = "out", trace_file;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -103,6 +146,7 @@ int main(int argc, char** argv) {
       opt.seeds = static_cast<std::uint32_t>(std::stoul(v));
     } else if (a == "--machine") {
       const std::string v = value();
+      machine_name = v;
       try {
         opt.machine = taskplace_sim::parse_machine(v);
       } catch (const std::exception& e) {
@@ -123,6 +167,18 @@ int main(int argc, char** argv) {
       out = value();
     } else if (a == "--quick") {
       opt.quick = true;
+    } else if (a == "--costs") {
+      const std::string v = value();
+      if (v == "kernel") {
+        opt.costs = taskplace_sim::Costs{};
+      } else if (v == "userspace") {
+        opt.costs = taskplace_sim::Costs::userspace();
+      } else {
+        std::cerr << "taskplace_demo: --costs takes kernel or userspace, got '" << v << "'\n";
+        return 2;
+      }
+    } else if (a == "--userspace") {
+      userspace = true;
     } else if (a == "--cache-hot") {
       const std::string v = value();
       if (v == "table") {
@@ -163,6 +219,7 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  if (userspace) return run_userspace(opt, machine_name, names, out, markdown);
   if (names.empty()) names.push_back("pgbench");
   for (const auto& n : names) {
     bool known = false;

@@ -525,14 +525,20 @@ concept ReservationPolicy =
 // each other on the waking CPU (SIS_CURRENT). Models: WakeOnCurrent<V>,
 // NoWakeOnCurrent.
 //   R1 O::enabled: a bool constant; false: never applied.
-//   R2 O::decide(const WakeOnCurrentInput&) noexcept -> bool, static.
-//   When enabled, WakePlacer also needs a DurationPolicy that measures and
-//   a Flips member with last_wakee(state).
+//   R2 O::decide(const WakeOnCurrentInput&) noexcept, static, -> bool,
+//      or -> KeepVerdict (the reason of a kept wake-up; CostGate).
+//   R3 optional: O::reads_costs, true for a rule that reads the input's
+//      waker_overlap and move_cost (WakePlacer fills them only then).
+//   When enabled, WakePlacer also needs a DurationPolicy that measures, a
+//   Flips member with last_wakee(state), and with reads_costs an
+//   OverlapPolicy that measures.
+struct KeepVerdict;  // placer/cost_gate.hpp
 template <class O>
 concept OnCurrentRule = requires(const WakeOnCurrentInput& in) {
   { O::enabled } -> std::convertible_to<bool>;
   typename std::bool_constant<O::enabled>;
-  { O::decide(in) } noexcept -> std::same_as<bool>;
+  { O::decide(in) } noexcept;
+  requires std::same_as<decltype(O::decide(in)), bool> || std::same_as<decltype(O::decide(in)), KeepVerdict>;
 };
 
 // ---------------------------------------------------------------------------

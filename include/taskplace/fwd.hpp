@@ -142,6 +142,10 @@ template <ShortTaskVariant Variant = sis_current::MigrationCost2023>
 struct WakeOnCurrent;    // a short pair that wakes each other stays on the waking CPU
 struct NoWakeOnCurrent;  // no such rule (today's kernel)  [default of WakePlacer]
 
+// --- For user-space runtimes (traits::Runtime) ---------------------------
+struct CostGate;     // the wakee stays when a move would cost more than it gains
+struct KeepVerdict;  // CostGate's answer: kept, and why
+
 // --- The composed decisions ------------------------------------------------
 struct DefaultWakeTraits;     // today's kernel select_task_rq_fair for wake-ups
 template <Topology T, class Traits = DefaultWakeTraits>

@@ -42,6 +42,8 @@ enum class WakeCounter : std::uint8_t {
   current_cpu,        // hand-offs placed on the waking CPU (Wakeup::current_cpu)
   wake_on_current,    // short pairs kept on the waking CPU (WakeOnCurrent)
   idle_smt_sibling,   // an idle SMT sibling of prev (kernel select_idle_smt)
+  waker_blocks,       // kept on the waking CPU: the waker sleeps first (CostGate)
+  short_work,         // kept on the waking CPU: the work is shorter than a move (CostGate)
   count_
 };
 
@@ -51,7 +53,7 @@ constexpr const char* to_string(WakeCounter c) noexcept {
       "prev_kept", "idle_target", "idle_prev",         "idle_recent",
       "idle_core", "idle_scan",   "hot_fallback",      "target_busy",
       "scanned_cpus", "reservation_skips", "affinity_fallback", "current_cpu",
-      "wake_on_current", "idle_smt_sibling"};
+      "wake_on_current", "idle_smt_sibling", "waker_blocks", "short_work"};
   static_assert(std::size(names) == static_cast<std::size_t>(WakeCounter::count_));
   return names[static_cast<std::size_t>(c)];
 }

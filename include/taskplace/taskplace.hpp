@@ -18,6 +18,7 @@
 #include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/placer/select_idle_sibling.hpp"
 #include "taskplace/placer/wake_affine.hpp"
+#include "taskplace/placer/cost_gate.hpp"
 #include "taskplace/placer/wake_on_current.hpp"
 #include "taskplace/policy/cache_hot_reservation.hpp"
 #include "taskplace/policy/duration_tracker.hpp"

@@ -24,6 +24,14 @@ using namespace std::chrono_literals;
 // default 500us; kernel: sysctl_sched_migration_cost.
 inline constexpr Nanoseconds migration_cost = 500us;
 
+// The least a user-space runtime pays to move a task to another worker: a
+// cache line's round trip between cores (the message and the task's state
+// cross), for a machine state that does not measure it (CostGate, O6).
+// 100-300 ns between cores of one x86 socket, more across sockets or a
+// virtual machine's vCPUs; the embedding kit measures it (kit::calibrate).
+// default 250ns; kernel: none (its yardstick is migration_cost).
+inline constexpr Nanoseconds crossing_cost = 250ns;
+
 // How often flips decay. default 1s; kernel: HZ jiffies in record_wakee.
 inline constexpr Nanoseconds flip_decay_period = 1s;
 

@@ -149,6 +149,20 @@ struct ClampedNanoseconds : Nanoseconds {
 
 }  // namespace detail
 
+// Returns: the time `t` plus the duration `d` (or any two durations'
+//   sum), saturated instead of overflowing: Nanoseconds::max() when the
+//   sum is past the top of the range, Nanoseconds::min() below the
+//   bottom; the exact sum otherwise. For an embedding's deadlines and
+//   windows built from a clock's `now` and a setting that may be "never"
+//   (Nanoseconds::max(): a spin that lasts until work comes, a timeout
+//   that never fires): `now + d` in std::chrono overflows a signed 64-bit
+//   count there (undefined behaviour, in practice a time in the past).
+// Complexity: O(1). Thread-safety: pure.
+//   taskplace::saturating_add(now, taskplace::Nanoseconds::max()) == taskplace::Nanoseconds::max()
+constexpr Nanoseconds saturating_add(Nanoseconds t, Nanoseconds d) noexcept {
+  return Nanoseconds{detail::saturating_add_ns(t.count(), d.count())};
+}
+
 // A duration setting: every tunable and option of the library that a user
 // sets (migration_cost, decay periods, the pool's and Boost.Fiber
 // group's options) has this type, or NonNegativeNanoseconds below. Publicly

@@ -23,6 +23,7 @@
 #include "taskplace/detail/assert.hpp"
 #include "taskplace/detail/sleep_ledger.hpp"
 #include "taskplace/detail/traits.hpp"
+#include "taskplace/placer/cost_gate.hpp"
 #include "taskplace/placer/select_idle_sibling.hpp"
 #include "taskplace/placer/wake_affine.hpp"
 #include "taskplace/placer/wake_on_current.hpp"
@@ -81,6 +82,8 @@ class WakePlacer {
   // reservation): then task_runs and task_sleeps matter, and a late
   // report is reconciled (docs/embedding.md, "Late sleep reports").
   static constexpr bool reads_sleeps = reserving || tracking_overlap || tracking_duration;
+  // Whether CostGate is asked before the full decision (its fast path).
+  static constexpr bool fast_gate = detail::reads_costs<on_current_rule> && detail::gate_fast_path<on_current_rule>;
 
   // Per-task state the placer reads and writes. Lives in the embedder's
   // task object. Thread-safety: the waker's flips are written by the
@@ -178,6 +181,33 @@ class WakePlacer {
     TASKPLACE_EXPECTS(w.waking_cpu < n, "waking_cpu must be < cpu_count()");
     const CpuId waking = w.waking_cpu < n ? w.waking_cpu : 0;
     const CpuId prev = w.prev_cpu < n ? w.prev_cpu : waking;
+    // The settled-pair fast path (CostGate::fast_path): the gate reads no
+    // flips, so it is asked first, and a kept wake-up is committed at once,
+    // without the copies the full decision makes; the same decision, state
+    // and counts as the steps below (tests/property/fast_path.test.cpp).
+    if constexpr (fast_gate) {
+      if (w.waker != nullptr && !w.current_cpu && allowed(waking)) {
+        const KeepVerdict v = on_current_rule::decide(gate_input(w, machine, waking, prev));
+        if (v) return keep_on_waking(w, waking, prev, v.reason, now);
+      }
+      return place_out_of_line(w, machine, now, allowed, waking, prev);
+    } else {
+      return place_full(w, machine, now, allowed, waking, prev);
+    }
+  }
+
+ private:
+  // The full decision, out of place() behind a fast path (its registers
+  // and stack stay out of the fast path).
+  template <MachineState M, CpuFilter F>
+  TASKPLACE_NOINLINE Placement place_out_of_line(const Wakeup& w, const M& machine, Nanoseconds now,
+                                                 const F& allowed, CpuId waking, CpuId prev) const {
+    return place_full(w, machine, now, allowed, waking, prev);
+  }
+  // Steps 1-5 and the commit.
+  template <MachineState M, CpuFilter F>
+  TASKPLACE_ALWAYS_INLINE Placement place_full(const Wakeup& w, const M& machine, Nanoseconds now, const F& allowed, CpuId waking,
+                       CpuId prev) const {
     Decision d{};
     d.recent = w.wakee->recent_cpu;
     d.waking = waking;
@@ -202,8 +232,12 @@ class WakePlacer {
       // A hand-off: the waker gives its CPU to the wakee (kernel: the
       // WF_CURRENT_CPU test right after record_wakee).
       stay_on_waking(d.p, waking, AffineReason::current_cpu, WakeReason::current_cpu);
-    } else if (stays_on_current(w, machine, allowed, waking, waker_flips, d.waker_flips, wakee_flips)) {
-      stay_on_waking(d.p, waking, AffineReason::wake_on_current, WakeReason::wake_on_current);
+    } else if (const WakeReason kept = stays_on_current(w, machine, allowed, waking, prev, waker_flips,
+                                                         d.waker_flips, wakee_flips, waker_overlap);
+               kept != WakeReason::no_search) {
+      stay_on_waking(d.p, waking,
+                     kept == WakeReason::wake_on_current ? AffineReason::wake_on_current : AffineReason::cost_gate,
+                     kept);
     } else {
       decide(d, w, machine, now, allowed, waking, prev, waker_flips, wakee_flips, waker_overlap);
     }
@@ -211,6 +245,8 @@ class WakePlacer {
     commit(w, d, now);
     return d.p;
   }
+
+ public:
 
   // Effects: the task went to sleep on `cpu` at `at`, the moment it
   // stopped running (not the moment of the report: a report may come
@@ -291,25 +327,73 @@ class WakePlacer {
     bool affine_considered = false;  // asked the affine policy
   };
 
-  // Returns: whether a pair of short tasks that wake each other stays on
-  // the waking CPU (SIS_CURRENT; after record_wakee, so the flips include
-  // this wake-up).
+  // Returns: why the wakee stays on the waking CPU with no search
+  // (WakeOnCurrent's short pair: wake_on_current; CostGate's verdict:
+  // waker_blocks or short_work), or no_search when it does not. After
+  // record_wakee, so the flips include this wake-up.
   template <class M, class F, class FlipState>
-  bool stays_on_current(const Wakeup& w, const M& machine, const F& allowed, CpuId waking,
-                        std::uint32_t waker_flips, const FlipState& waker_state,
-                        const FlipState& wakee_state) const {
+  WakeReason stays_on_current(const Wakeup& w, const M& machine, const F& allowed, CpuId waking, CpuId prev,
+                              std::uint32_t waker_flips, const FlipState& waker_state,
+                              const FlipState& wakee_state, Nanoseconds waker_overlap) const {
     if constexpr (on_current_rule::enabled) {
-      return w.waker != nullptr && allowed(waking) &&
-             on_current_rule::decide(WakeOnCurrentInput{
-                 machine.nr_running(waking), duration_policy::average(w.waker->duration),
-                 duration_policy::average(w.wakee->duration), waker_flips, flips_.flips(wakee_state),
-                 flips_.last_wakee(waker_state), flips_.last_wakee(wakee_state), w.waker_key, w.wakee_key,
-                 topology_->cpu_count()});
+      if (fast_gate || w.waker == nullptr || !allowed(waking)) return WakeReason::no_search;  // fast: asked already
+      WakeOnCurrentInput in{};
+      if constexpr (detail::reads_costs<on_current_rule>) {
+        in = gate_input(w, machine, waking, prev);
+        (void)waker_flips, (void)waker_state, (void)wakee_state, (void)waker_overlap;
+      } else {
+        in.waking_nr_running = machine.nr_running(waking);
+        in.wakee_duration = duration_policy::average(w.wakee->duration);
+        in.waker = w.waker_key;
+        in.wakee = w.wakee_key;
+        in.waker_duration = duration_policy::average(w.waker->duration);
+        in.waker_flips = waker_flips;
+        in.wakee_flips = flips_.flips(wakee_state);
+        in.waker_last_wakee = flips_.last_wakee(waker_state);
+        in.wakee_last_wakee = flips_.last_wakee(wakee_state);
+        in.cpu_count = topology_->cpu_count();
+        (void)prev, (void)waker_overlap;
+      }
+      const auto v = on_current_rule::decide(in);
+      if constexpr (std::is_same_v<decltype(v), const bool>) return v ? WakeReason::wake_on_current : WakeReason::no_search;
+      else return v ? v.reason : WakeReason::no_search;
     } else {
-      (void)w, (void)machine, (void)allowed, (void)waking, (void)waker_flips, (void)waker_state,
-          (void)wakee_state;
-      return false;
+      (void)w, (void)machine, (void)allowed, (void)waking, (void)prev, (void)waker_flips, (void)waker_state,
+          (void)wakee_state, (void)waker_overlap;
+      return WakeReason::no_search;
     }
+  }
+
+  // What CostGate reads, and only that: the waking CPU's tasks, the
+  // wakee's run, the waker's overlap (before this wake-up's stamp; each
+  // detail::typical_of), the move cost (callbacks: the machine's).
+  template <class M>
+  WakeOnCurrentInput gate_input(const Wakeup& w, const M& machine, CpuId waking, CpuId prev) const {
+    WakeOnCurrentInput in{};
+    in.waking_nr_running = machine.nr_running(waking);
+    in.wakee_duration = detail::typical_of<duration_policy>(w.wakee->duration);
+    in.waker = w.waker_key;
+    in.wakee = w.wakee_key;
+    in.waker_overlap = detail::typical_of<overlap_policy>(w.waker->overlap);
+    in.move_cost = move_cost(machine, waking, prev);
+    in.wakee_ran_here = prev == waking;
+    return in;
+  }
+
+  // Effects: the fast path's commit of a wake-up CostGate keeps: the hook
+  // (the last callback), then what commit() writes for a decision made
+  // before the wide step (the flips recorded in place, the overlap stamp,
+  // the wakee's ledger; recent_cpu unchanged: no search ran; the counts).
+  Placement keep_on_waking(const Wakeup& w, CpuId waking, CpuId prev, WakeReason why, Nanoseconds now) const {
+    Placement p{};
+    stay_on_waking(p, waking, AffineReason::cost_gate, why);
+    emit(w, waking, prev, p, now);
+    flips_.record(w.waker->flips, w.wakee_key, now);
+    overlap_policy::on_wake_other(w.waker->overlap, now);
+    commit_wakee(w, now);
+    stats_.add(WakeCounter::wakeups);
+    count_reason(why);
+    return p;
   }
 
   // Effects: the waking CPU, decided before the wide and affine steps and
@@ -385,15 +469,7 @@ class WakePlacer {
       w.waker->flips = d.waker_flips;
       overlap_policy::on_wake_other(w.waker->overlap, now);
     }
-    if constexpr (reads_sleeps) {
-      detail::SleepLedger& l = w.wakee->ledger;
-      if (!l.due) {
-        if constexpr (reserving) reservation_.on_wakeup(w.wakee->sleep, now);
-      } else if (!l.woken_early) {  // before the sleep's report: that report applies it
-        l.woken_early = true;
-        l.woken_at = now;
-      }
-    }
+    commit_wakee(w, now);
     w.wakee->recent_cpu = d.recent;
 
     const Placement& p = d.p;
@@ -411,6 +487,22 @@ class WakePlacer {
         stats_.add(WakeCounter::affinity_fallback);
     }
     count_reason(p.reason);
+  }
+
+  // Effects: the wake-up's sleep sample (SIS_CACHE), or, before the
+  // sleep's report, a note for that report to apply it.
+  void commit_wakee(const Wakeup& w, Nanoseconds now) const noexcept {
+    if constexpr (reads_sleeps) {
+      detail::SleepLedger& l = w.wakee->ledger;
+      if (!l.due) {
+        if constexpr (reserving) reservation_.on_wakeup(w.wakee->sleep, now);
+      } else if (!l.woken_early) {  // before the sleep's report: that report applies it
+        l.woken_early = true;
+        l.woken_at = now;
+      }
+    } else {
+      (void)w, (void)now;
+    }
   }
 
   // Effects: the sleep report is in: a wake-up that came before it now
@@ -464,6 +556,8 @@ class WakePlacer {
       case WakeReason::target_busy: stats_.add(WakeCounter::target_busy); break;
       case WakeReason::current_cpu: stats_.add(WakeCounter::current_cpu); break;
       case WakeReason::wake_on_current: stats_.add(WakeCounter::wake_on_current); break;
+      case WakeReason::waker_blocks: stats_.add(WakeCounter::waker_blocks); break;
+      case WakeReason::short_work: stats_.add(WakeCounter::short_work); break;
       default: break;
     }
   }

@@ -2,6 +2,7 @@
 // is lost, shutdown with pending work ends as documented, a handler's
 // exception reaches join(), and Asio's own post and completions go
 // through the placement.
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -11,6 +12,8 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -377,4 +380,344 @@ TEST_CASE("a traced runtime records each newidle balance of its balancer once") 
   CHECK(balances > 0);
   CHECK(events == balances);
   CHECK(wakes == wakeups);  // the placements still, beside them
+}
+
+// --- The policy sets that read sleeps (the handlers' runs and the tasks'
+// sleeps reported late, at each handler's return: runtime.hpp) -----------
+
+namespace {
+
+// Spins for `d` by the steady clock: a handler that runs that long.
+void busy_for(std::chrono::nanoseconds d) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+// Two tasks a and b post to each other `hops` times (sync: the poster's
+// handler ends right after), each handler running `run`.
+template <class R>
+void ping_pong(R& rt, const void* a, const void* b, std::uint32_t hops, std::chrono::nanoseconds run) {
+  struct Hop {
+    R* rt;
+    const void *a, *b;
+    std::atomic<std::uint32_t>* left;
+    std::chrono::nanoseconds run;
+    bool to_a;
+    void operator()() const {
+      busy_for(run);
+      if (left->fetch_sub(1) == 1) return;
+      rt->post(to_a ? b : a, Hop{rt, a, b, left, run, !to_a}, true);
+    }
+  };
+  std::atomic<std::uint32_t> left{hops};
+  REQUIRE(rt.post(a, Hop{&rt, a, b, &left, run, true}));
+  rt.join();
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("the policy sets that read sleeps run in the Asio runtime, and its sleep reports reach the placer",
+                   "[asio][sleeps]", taskplace::traits::Linux2008<>, taskplace::traits::CacheHot<>,
+                   taskplace::traits::SisCurrent<>) {
+  using R = taskplace_asio::Runtime<TestType>;
+  static_assert(R::reports_sleeps);
+  Watchdog dog{60s, "sleep reports"};
+  int a = 0, b = 0;  // the two tasks' names
+  // A run's sample is its time on the clock: a worker thread descheduled
+  // in a 2 us handler (other processes on a busy machine) makes a sample
+  // of milliseconds, which the average keeps for a few dozen samples. So
+  // the upper bounds get three tries, each on a fresh runtime: a missed
+  // sleep (runs merged) shows in every one.
+  std::optional<typename R::placer_type::task_state> sa, sb;
+  std::uint64_t wakeups = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    R rt{2};
+    ping_pong(rt, &a, &b, 2'000, 2us);
+    CHECK(rt.stats().handlers == 2'000);
+    sa = rt.task_state(&a);
+    sb = rt.task_state(&b);
+    wakeups = rt.placer().stats().get(taskplace::WakeCounter::wakeups);
+    REQUIRE(sa.has_value());
+    REQUIRE(sb.has_value());
+    if constexpr (R::placer_type::tracking_duration)
+      if (sa->duration.avg >= 200us || sb->duration.avg >= 200us) continue;
+    break;
+  }
+  // Each task slept between its handlers (every one ended with no other
+  // handler of its task queued), so the policies' averages moved from 0.
+  if constexpr (R::placer_type::tracking_overlap) {
+    // Linux2008: each handler woke the other task, then returned: a short
+    // overlap, well under migration_cost (500 us), so the 2008 sync pull
+    // holds.
+    CHECK(sa->overlap.avg > 0ns);
+    CHECK(sb->overlap.avg > 0ns);
+    CHECK(sa->overlap.avg < 500us);
+  }
+  if constexpr (R::placer_type::tracking_duration) {
+    // Each run closed by a sleep: 2 us or more, and no run merged with
+    // the next (a sleep missed) when the other task's post overtook the
+    // report.
+    CHECK(sa->duration.avg >= 250ns);
+    CHECK(sb->duration.avg >= 250ns);
+    CHECK(sa->duration.avg < 200us);
+    CHECK(sb->duration.avg < 200us);
+  }
+  if constexpr (R::placer_type::reserving) {
+    // CacheHot: each wake-up sampled the sleep that the report began.
+    CHECK(sa->sleep.sleep_avg > 0ns);
+    CHECK(sb->sleep.sleep_avg > 0ns);
+  }
+  CHECK(wakeups >= 2'000);
+}
+
+TEST_CASE("a handler's end is a sleep of its task only when no other handler of the task is queued",
+          "[asio][sleeps]") {
+  // SIS_CURRENT's run average closes a run at each sleep: a task that
+  // posts itself its next handler 400 times over (each running 20 us)
+  // does not sleep between them, so its one sleep closes one run of 8 ms
+  // or more (the average moves by an eighth of it: 1 ms or more); a task
+  // in a ping-pong sleeps after each 2 us handler, and its average stays
+  // near 2 us. One worker: the chain's handlers run one after the other.
+  // The ping-pong's upper bound gets three tries (see above).
+  using R = taskplace_asio::Runtime<taskplace::traits::SisCurrent<>>;
+  Watchdog dog{60s, "stop or sleep"};
+  int chain = 0, a = 0, b = 0;
+  std::optional<R::placer_type::task_state> sc, sa;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    R rt{1};
+    std::atomic<std::uint32_t> left{400};
+    std::function<void()> step = [&] {
+      busy_for(20us);
+      if (left.fetch_sub(1) > 1) rt.post(&chain, step);  // queued before this handler returns
+    };
+    REQUIRE(rt.post(&chain, step));
+    ping_pong(rt, &a, &b, 2'000, 2us);  // joins
+    CHECK(rt.stats().handlers == 2'400);
+    sc = rt.task_state(&chain);
+    sa = rt.task_state(&a);
+    REQUIRE(sc.has_value());
+    REQUIRE(sa.has_value());
+    if (sa->duration.avg < 1ms) break;
+  }
+  CHECK(sc->duration.avg >= 1ms);  // one sample, of the whole chain: >= 400 * 20 us / 8
+  CHECK(sa->duration.avg >= 250ns);
+  CHECK(sa->duration.avg < 1ms);   // 1,000 samples of about 2 us each
+}
+
+// --- The runtime's late reports against early ones ------------------------
+//
+// The Asio runtime learns of a sleep after the handler returned: between
+// the return and the report, posts to the task may be placed. Its
+// bookkeeping (detail::TaskSleeps) decides at the report whether the end
+// was a sleep or a stop. Here the same random handler events run in two
+// worlds over one placer: the early world reports each handler's end at
+// its return, deciding there (a sleep when no other handler of the task
+// is queued); the late world runs the runtime's protocol (returned() at
+// the return, the report made later through the worker's kit::SleepSlot,
+// ends_in_sleep() deciding, the task's next handler held while a report
+// is outstanding), with posts placed in between. The contract
+// (docs/embedding.md, "Late sleep reports"): with no report outstanding,
+// every task's and worker's state is the early world's, so every
+// decision made then is the same.
+
+namespace {
+namespace late {
+
+constexpr std::uint32_t workers = 2, tasks = 3;
+
+template <class Placer>
+struct World {
+  std::vector<typename Placer::task_state> t = std::vector<typename Placer::task_state>(tasks);
+  std::array<taskplace::kit::SleepSlot<Placer>, workers> slots;
+  // The machine the placements read: busy[c] the same in both worlds; the
+  // reservations the world's own.
+  struct View {
+    const World* w;
+    const std::array<bool, workers>* busy;
+    bool is_idle(taskplace::CpuId c) const noexcept { return !(*busy)[c]; }
+    std::uint32_t nr_running(taskplace::CpuId c) const noexcept { return (*busy)[c] ? 1 : 0; }
+    std::uint64_t load(taskplace::CpuId c) const noexcept { return nr_running(c) * 1024u; }
+    auto reservation(taskplace::CpuId c) const noexcept { return w->slots[c].reservation(); }
+  };
+};
+
+template <class Placer>
+bool same_state(const World<Placer>& a, const World<Placer>& b) {
+  for (std::uint32_t i = 0; i < tasks; ++i) {
+    const auto& x = a.t[i];
+    const auto& y = b.t[i];
+    if (x.recent_cpu != y.recent_cpu || !(x.ledger == y.ledger)) return false;
+    if (x.flips.flips.load() != y.flips.flips.load() || x.flips.last_wakee.load() != y.flips.last_wakee.load())
+      return false;
+    if constexpr (Placer::tracking_overlap)
+      if (x.overlap.avg != y.overlap.avg || x.overlap.woke != y.overlap.woke ||
+          (x.overlap.woke && x.overlap.woke_at != y.overlap.woke_at))
+        return false;
+    if constexpr (Placer::tracking_duration)
+      if (x.duration.avg != y.duration.avg || x.duration.ran != y.duration.ran ||
+          x.duration.running != y.duration.running || x.duration.measured != y.duration.measured)
+        return false;
+    if constexpr (Placer::reserving)
+      if (x.sleep.sleep_avg != y.sleep.sleep_avg || x.sleep.asleep != y.sleep.asleep ||
+          x.sleep.last_dequeue != y.sleep.last_dequeue)
+        return false;
+  }
+  if constexpr (Placer::reserving)
+    for (taskplace::CpuId c = 0; c < workers; ++c) {
+      const auto r = a.slots[c].reservation();
+      const auto s = b.slots[c].reservation();
+      if (r.hot_until != s.hot_until) return false;
+      if constexpr (Placer::reservation_policy::owner_only)
+        if (r.owner != s.owner) return false;
+    }
+  return true;
+}
+
+struct Counts {
+  std::uint64_t wakeups = 0, while_outstanding = 0, posted_before_report = 0, differed = 0, sleeps = 0,
+                stops = 0, failures = 0;
+};
+
+template <class Placer>
+void run_sequence(const Placer& p, std::uint64_t seed, int steps, Counts& n) {
+  using taskplace::CpuId;
+  using taskplace::Nanoseconds;
+  std::mt19937_64 rng{seed};
+  auto roll = [&](std::uint64_t k) { return rng() % k; };
+  World<Placer> early, late;
+  std::array<taskplace_asio::detail::TaskSleeps, tasks> book;  // the late world's
+  std::array<std::uint32_t, tasks> early_active{}, queued{};
+  std::array<int, tasks> running_on;
+  running_on.fill(-1);
+  std::array<int, workers> running;
+  running.fill(-1);
+  std::array<bool, workers> busy{};
+  struct Unreported {
+    int task = -1;
+    Nanoseconds at{0};
+    bool idle = false;
+  };
+  std::array<Unreported, workers> unreported{};
+  std::array<CpuId, tasks> last;
+  last.fill(taskplace::no_cpu);
+  auto key = [](std::uint32_t u) { return taskplace::TaskKey{u + 1}; };
+  auto outstanding = [&] {
+    for (const auto& u : unreported)
+      if (u.task >= 0) return true;
+    return false;
+  };
+  Nanoseconds now{1'000'000};
+  for (int step = 0; step < steps; ++step) {
+    now += Nanoseconds{static_cast<std::int64_t>(1 + roll(40)) * 1'000};
+    const auto w = static_cast<CpuId>(roll(workers));
+    const auto u = static_cast<std::uint32_t>(roll(tasks));
+    switch (roll(6)) {
+      case 0:
+      case 1: {  // worker w starts a handler of u (one of a task's handlers at a time)
+        if (running[w] >= 0 || unreported[w].task >= 0 || queued[u] == 0 || running_on[u] >= 0) break;
+        if (book[u].report_outstanding()) break;  // the runtime's run() waits for the report
+        --queued[u];
+        running[w] = static_cast<int>(u);
+        running_on[u] = static_cast<int>(w);
+        busy[w] = true;
+        last[u] = w;
+        p.task_runs(early.t[u], now);
+        p.task_runs(late.t[u], now);
+        break;
+      }
+      case 2: {  // a post to u: from the handler running on w, or from off the pool
+        if (early_active[u] > 1) break;  // at most one handler queued beside a running one
+        const bool from_handler = running[w] >= 0 && roll(4) != 0;
+        const auto waker = static_cast<std::uint32_t>(from_handler ? running[w] : 0);
+        const bool sync = from_handler && roll(2) == 0;
+        auto place = [&](World<Placer>& x) {
+          return p.place({.waker = from_handler ? &x.t[waker] : nullptr,
+                          .waker_key = from_handler ? key(waker) : taskplace::no_task,
+                          .wakee = &x.t[u],
+                          .wakee_key = key(u),
+                          .waking_cpu = from_handler ? w : taskplace::kit::off_pool_waking_cpu(last[u], w, workers),
+                          .prev_cpu = last[u],
+                          .sync = sync},
+                         typename World<Placer>::View{&x, &busy}, now);
+        };
+        const bool pending = outstanding();
+        const taskplace::Placement a = place(early), b = place(late);
+        ++n.wakeups;
+        n.while_outstanding += pending;
+        n.posted_before_report += book[u].report_outstanding();
+        // With no report outstanding the states are the same (checked
+        // below after every step), so the decision is.
+        const bool same = a.cpu == b.cpu && a.target == b.target && a.affine == b.affine && a.reason == b.reason &&
+                          a.wide == b.wide && a.reservation_skips == b.reservation_skips;
+        if (!pending && !same) ++n.failures;
+        n.differed += !same;
+        // A decision that differed leaves its own trace, the wakee's recent
+        // CPU (the search's input at its next wake-up): the decision's
+        // consequence, not a report's; the comparison goes on from the
+        // early world's.
+        if (!same) late.t[u].recent_cpu = early.t[u].recent_cpu;
+        ++early_active[u];
+        book[u].posted();
+        ++queued[u];
+        break;
+      }
+      case 3: {  // the handler on w returns
+        if (running[w] < 0) break;
+        const auto r = static_cast<std::uint32_t>(running[w]);
+        const bool idle = roll(2) == 0;
+        running[w] = -1;
+        running_on[r] = -1;
+        busy[w] = false;
+        // Early: decided and reported at the return.
+        if (--early_active[r] == 0) early.slots[w].report(p, early.t[r], key(r), idle, now);
+        else p.task_stops(early.t[r], now);
+        // Late: marked, reported later (case 4).
+        book[r].returned();
+        unreported[w] = {static_cast<int>(r), now, idle};
+        break;
+      }
+      default: {  // worker w makes its outstanding report
+        if (unreported[w].task < 0) break;
+        const auto r = static_cast<std::uint32_t>(unreported[w].task);
+        if (book[r].ends_in_sleep()) {
+          late.slots[w].report(p, late.t[r], key(r), unreported[w].idle, unreported[w].at);
+          ++n.sleeps;
+        } else {
+          p.task_stops(late.t[r], unreported[w].at);
+          ++n.stops;
+        }
+        book[r].reported();
+        unreported[w] = {};
+        break;
+      }
+    }
+    if (!outstanding() && !same_state(early, late)) ++n.failures;
+  }
+}
+
+}  // namespace late
+}  // namespace
+
+TEMPLATE_TEST_CASE("the Asio runtime's late reports leave the early reports' states and decisions",
+                   "[asio][sleeps][late]", taskplace::traits::Linux2008<taskplace::sync_affine::Unchecked2008>,
+                   taskplace::traits::SisCurrent<>, taskplace::traits::CacheHot<>,
+                   (taskplace::traits::CacheHot<taskplace::sis_cache::EverySleep2023, taskplace::OwnerOnly>)) {
+  using Placer = typename taskplace_asio::Runtime<TestType>::placer_type;
+  const taskplace::TableTopology topo = taskplace_asio::detail::flat_topology(late::workers);
+  const Placer p{topo};
+  late::Counts n;
+  for (std::uint64_t s = 0; s < 2'000; ++s) late::run_sequence(p, 0xa510ULL + s, 300, n);
+  CHECK(n.failures == 0);
+  // The sequences do exercise the late path: posts placed while the
+  // task's own report was outstanding, and both outcomes at the report.
+  CHECK(n.posted_before_report > 1'000);
+  CHECK(n.sleeps > 1'000);
+  CHECK(n.stops > 1'000);
+  CHECK(n.while_outstanding > 1'000);
+  std::printf("late Asio reports: %llu posts, %llu while a report was outstanding (%llu before their task's "
+              "own), %llu decisions differed then; %llu sleeps, %llu stops\n",
+              static_cast<unsigned long long>(n.wakeups), static_cast<unsigned long long>(n.while_outstanding),
+              static_cast<unsigned long long>(n.posted_before_report), static_cast<unsigned long long>(n.differed),
+              static_cast<unsigned long long>(n.sleeps), static_cast<unsigned long long>(n.stops));
 }

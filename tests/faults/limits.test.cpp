@@ -131,6 +131,31 @@ TEST_CASE("saturating_ns converts every duration, saturating at the ends of the 
   CHECK(saturating_ns(duration<double, std::milli>{-0.0000015}) == -1ns);  // -1.5 ns, toward zero
 }
 
+TEST_CASE("saturating_add adds a duration to a time, saturating at the ends of the range",
+          "[faults][limits][types]") {
+  // Inside the range: the exact sum, either sign.
+  static_assert(saturating_add(5s, 3ms) == 5'003'000'000ns);
+  static_assert(saturating_add(5s, -7s) == -2s);
+  static_assert(saturating_add(tmax - 1ns, 1ns) == tmax);  // the top itself is no overflow
+  // Past the top: max(), however far ("never" as a setting: a spin or a
+  // timeout of Nanoseconds::max() from any now).
+  static_assert(saturating_add(tmax, 1ns) == tmax);
+  static_assert(saturating_add(1ns, tmax) == tmax);
+  static_assert(saturating_add(tmax, tmax) == tmax);
+  // Below the bottom: min().
+  static_assert(saturating_add(tmin, -1ns) == tmin);
+  static_assert(saturating_add(tmin + 1ns, tmin) == tmin);
+  static_assert(saturating_add(tmax, tmin) == -1ns);  // 2^63 - 1 - 2^63: fits
+  // At run time too, from a clock's now (std::chrono's now + max()
+  // wraps to a time in the past there).
+  ManualClock clock{Nanoseconds{1'000'000}};
+  const Nanoseconds never = saturating_add(clock.now(), Nanoseconds::max());
+  CHECK(never == tmax);
+  CHECK(never > clock.now());
+  clock.advance(10ms);
+  CHECK(saturating_add(clock.now(), 2ms) == 13ms);
+}
+
 TEST_CASE("a non-negative duration's compound assignments clamp instead of overflowing",
           "[faults][limits][types]") {
   // Found by hand: p *= INT64_MAX became 0 (a wrapped product).

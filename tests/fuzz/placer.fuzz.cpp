@@ -164,7 +164,7 @@ void drive(const T& topo, fuzz::Bytes& in) {
 
 template <class T>
 void drive_all(const T& topo, fuzz::Bytes& in) {
-  switch (in.u8() % 8u) {
+  switch (in.u8() % 9u) {
     case 0: drive<T, DefaultWakeTraits>(topo, in); break;
     case 1: drive<T, traits::Linux2013>(topo, in); break;
     case 2: drive<T, traits::CacheHot<sis_cache::HalveLong2023, AnyTaskMayTake>>(topo, in); break;
@@ -172,6 +172,7 @@ void drive_all(const T& topo, fuzz::Bytes& in) {
     case 4: drive<T, traits::Linux2008<sync_affine::Balanced2008>>(topo, in); break;
     case 5: drive<T, traits::SisCurrent<sis_current::MigrationCost2023>>(topo, in); break;
     case 6: drive<T, traits::SisCurrent<sis_current::Granularity2023>>(topo, in); break;
+    case 7: drive<T, traits::Runtime>(topo, in); break;
     default: drive<T, traits::CacheHot<sis_cache::ShortSleeps2023, OwnerOnly>>(topo, in); break;
   }
 }

@@ -16,3 +16,15 @@
 // reporting every C++20 construct of the header that included this one.
 #include <taskplace/detail/stop_here_without_cxx20>
 #endif
+
+// A function kept out of its callers, so that a fast path in front of it
+// stays small (WakePlacer's settled-pair path).
+// And one inlined into its one caller whatever its size (WakePlacer's
+// full decision, into place() where there is no fast path).
+#if defined(__GNUC__) || defined(__clang__)
+#define TASKPLACE_NOINLINE __attribute__((noinline))
+#define TASKPLACE_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define TASKPLACE_NOINLINE
+#define TASKPLACE_ALWAYS_INLINE inline
+#endif

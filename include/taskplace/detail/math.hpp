@@ -57,11 +57,10 @@ constexpr std::uint32_t saturating_add(std::uint32_t a, std::uint32_t b) noexcep
   return a > std::numeric_limits<std::uint32_t>::max() - b ? std::numeric_limits<std::uint32_t>::max() : a + b;
 }
 
-// Sum of two durations, clamped at the maximum (or minimum) representable
-// (saturating_add_ns, types.hpp).
-constexpr Nanoseconds saturating_add(Nanoseconds a, Nanoseconds b) noexcept {
-  return Nanoseconds{saturating_add_ns(a.count(), b.count())};
-}
+// Sum of two durations, clamped at the maximum (or minimum) representable:
+// the public taskplace::saturating_add (types.hpp), an overload beside the
+// counters' one above.
+using taskplace::saturating_add;
 
 // Product of two 32-bit values, exact in 64 bits (never overflows).
 constexpr std::uint64_t wide_mul(std::uint32_t a, std::uint32_t b) noexcept {

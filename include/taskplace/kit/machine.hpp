@@ -36,6 +36,7 @@
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/assert.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/placer/cost_gate.hpp"
 #include "taskplace/placer/wake_affine.hpp"
 #include "taskplace/types.hpp"
 
@@ -53,7 +54,17 @@ enum class IdleState : std::uint8_t {
 struct WakeCosts {
   Nanoseconds spinning{0};  // a spinning worker sees new work: about a cache line's round trip
   Nanoseconds parked{0};    // a parked worker runs the new work: its unpark-to-running latency
+  // A cache line's round trip between workers: the least a task moved to
+  // another worker costs (its message and state cross). 0: not measured.
+  Nanoseconds crossing{0};
+  friend constexpr bool operator==(const WakeCosts&, const WakeCosts&) = default;
 };
+
+// Whether a placer's rules read what moves cost (CostGate, in
+// traits::Runtime): then the runtime's machine state should give
+// wake_cost and crossing_cost (MachineState O5, O6) from measured costs.
+template <class Placer>
+inline constexpr bool reads_costs = taskplace::detail::reads_costs<typename Placer::on_current_rule>;
 
 // The counters and the overload flag. Thread-safety: every update and
 // every read from any thread; reads are snapshots (MachineState's
@@ -125,6 +136,10 @@ class Machine {
     }
     return Nanoseconds{0};
   }
+  // Returns: a cache line's round trip between workers, the least a task
+  //   moved to another worker costs (MachineState O6: CostGate's floor);
+  //   costs().crossing, 0 when not measured.
+  Nanoseconds crossing_cost() const noexcept { return costs_.crossing; }
   // Returns: whether a thief could take a task from c (kernel: a busiest
   //   queue holds two or more tasks, one of them queued).
   bool can_give(CpuId c) const noexcept {
@@ -158,6 +173,7 @@ class Machine {
     std::uint32_t nr_running(CpuId c) const noexcept { return m_->nr_running(c); }
     std::uint64_t load(CpuId c) const noexcept { return m_->load(c); }
     Nanoseconds wake_cost(CpuId c) const noexcept { return m_->wake_cost(c); }
+    Nanoseconds crossing_cost() const noexcept { return m_->crossing_cost(); }
 
    private:
     const Machine* m_;
@@ -219,5 +235,6 @@ template <class Placer>
 inline constexpr std::uint64_t wakee_load = runnable_only_wakee_load<typename Placer::affine_policy>;
 
 static_assert(MachineState<Machine> && MachineState<Machine::At>);
+static_assert(HasWakeCost<Machine::At> && HasCrossingCost<Machine::At>);
 
 }  // namespace taskplace::kit

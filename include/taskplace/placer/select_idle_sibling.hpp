@@ -45,6 +45,8 @@ enum class WakeReason : std::uint8_t {
   current_cpu,        // a hand-off (Wakeup::current_cpu): the waking CPU, no search
   wake_on_current,    // WakeOnCurrent: a short pair that wakes each other, the waking CPU, no search
   idle_smt_sibling,   // an idle SMT sibling of prev in the target's LLC (kernel select_idle_smt)
+  waker_blocks,       // CostGate (a): the waker sleeps before a move pays, the waking CPU, no search
+  short_work,         // CostGate (b): the wakee's work is shorter than a move costs, the waking CPU
 };
 
 constexpr const char* to_string(WakeReason r) noexcept {
@@ -62,6 +64,8 @@ constexpr const char* to_string(WakeReason r) noexcept {
     case WakeReason::current_cpu: return "current_cpu";
     case WakeReason::wake_on_current: return "wake_on_current";
     case WakeReason::idle_smt_sibling: return "idle_smt_sibling";
+    case WakeReason::waker_blocks: return "waker_blocks";
+    case WakeReason::short_work: return "short_work";
   }
   return "unknown";
 }

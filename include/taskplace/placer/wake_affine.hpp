@@ -40,6 +40,7 @@ enum class AffineReason : std::uint8_t {
   current_cpu,         // a hand-off (Wakeup::current_cpu): the waking CPU, no decision
   sync_overlap,        // WakeAffine2008: sync hint, both overlaps short
   wake_on_current,     // WakeOnCurrent: a short pair that wakes each other, the waking CPU
+  cost_gate,           // CostGate: a move would cost more than it gains, the waking CPU
 };
 
 constexpr const char* to_string(AffineReason r) noexcept {
@@ -58,6 +59,7 @@ constexpr const char* to_string(AffineReason r) noexcept {
     case AffineReason::current_cpu: return "current_cpu";
     case AffineReason::sync_overlap: return "sync_overlap";
     case AffineReason::wake_on_current: return "wake_on_current";
+    case AffineReason::cost_gate: return "cost_gate";
   }
   return "unknown";
 }

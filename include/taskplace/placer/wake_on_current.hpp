@@ -51,6 +51,10 @@ struct WakeOnCurrentInput {
   TaskKey waker;
   TaskKey wakee;
   std::size_t cpu_count;            // scales Granularity2023's threshold
+  // Filled only for a rule with reads_costs (CostGate), else 0:
+  Nanoseconds waker_overlap{0};     // the waker's average overlap (OverlapTracker)
+  Nanoseconds move_cost{0};         // the least a move off the waking CPU costs (move_cost())
+  bool wakee_ran_here = false;      // the wakee last ran on the waking CPU (prev == waking)
 };
 
 namespace sis_current {

@@ -16,6 +16,7 @@
 #include "taskplace/concepts.hpp"
 #include "taskplace/fwd.hpp"
 #include "taskplace/detail/traits.hpp"
+#include "taskplace/placer/cost_gate.hpp"
 #include "taskplace/placer/select_idle_sibling.hpp"
 #include "taskplace/placer/wake_affine.hpp"
 #include "taskplace/placer/wake_on_current.hpp"
@@ -97,6 +98,19 @@ template <ShortTaskVariant Variant = sis_current::MigrationCost2023>
 struct SisCurrent : DefaultWakeTraits {
   using Duration = DurationTracker;
   using OnCurrent = WakeOnCurrent<Variant>;
+};
+// For user-space runtimes, not a kernel era (docs/runtime.md): today's
+// kernel, plus CostGate in front of it. A wakee stays on the waking worker,
+// with no search, when the waker sleeps, or the wakee's work ends, before
+// a move to another worker would have paid for itself, the move's cost
+// being what the runtime measures (a cache line's round trip, a parked
+// worker's unpark latency: MachineState O5, O6; kit::Machine gives both).
+// The kernel's wide rule, affine step and idle search decide the rest.
+// Needs the runtime's run and sleep reports (task_runs, task_sleeps).
+struct Runtime : DefaultWakeTraits {
+  using Overlap = OverlapTracker;
+  using Duration = DurationTracker;
+  using OnCurrent = CostGate;
 };
 }  // namespace traits
 
@@ -241,6 +255,8 @@ consteval bool check_wake_traits() {
                 "Traits::Affine reads the tasks' average overlap: set Traits::Overlap = OverlapTracker");
   static_assert(!C::on_current_ok || !C::duration_ok || !OnCurrent::enabled || C::duration_policy::enabled,
                 "Traits::OnCurrent reads the tasks' run durations: set Traits::Duration = DurationTracker");
+  static_assert(!C::on_current_ok || !C::overlap_ok || !reads_costs<OnCurrent> || C::overlap_policy::enabled,
+                "Traits::OnCurrent reads the waker's average overlap: set Traits::Overlap = OverlapTracker");
   static_assert(!C::on_current_ok || !C::flips_ok || !OnCurrent::enabled ||
                     requires(const Flips& f, const typename Flips::state& s) {
                       { f.last_wakee(s) } -> std::same_as<TaskKey>;

@@ -18,6 +18,8 @@
 
 #include "taskplace/detail/config.hpp"
 
+#include <cstdint>
+
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/math.hpp"
 #include "taskplace/fwd.hpp"
@@ -42,6 +44,8 @@ struct DurationTracker {
     Nanoseconds avg{0};        // kernel se.dur_avg; 0: nothing measured yet
     Nanoseconds ran{0};        // run time since the last sleep, runs closed so far
     Nanoseconds run_start{0};  // the start of the current run
+    Nanoseconds last{0};       // the latest sample (not the kernel's: CostGate reads it)
+    std::uint8_t samples = 0;  // samples folded in, saturating at 255 (likewise)
     bool running = false;
     bool measured = false;
   };
@@ -76,6 +80,8 @@ struct DurationTracker {
     on_stop(s, now);
     if (!s.measured) return;
     s.avg = detail::update_avg(s.avg, s.ran);
+    s.last = s.ran;
+    if (s.samples < 255) ++s.samples;
     s.ran = Nanoseconds{0};
     s.measured = false;
   }
@@ -83,6 +89,10 @@ struct DurationTracker {
   // Returns: the average run between sleeps; 0 before the first sample
   // (the kernel's "no duration yet", which no rule counts as short).
   static constexpr Nanoseconds average(const state& s) noexcept { return s.avg; }
+  // Returns: the latest sample; 0 before the first.
+  static constexpr Nanoseconds latest(const state& s) noexcept { return s.last; }
+  // Returns: how many samples the average holds, saturating at 255.
+  static constexpr std::uint32_t samples(const state& s) noexcept { return s.samples; }
 };
 static_assert(DurationPolicy<DurationTracker>);
 

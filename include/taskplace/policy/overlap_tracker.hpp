@@ -22,6 +22,8 @@
 
 #include "taskplace/detail/config.hpp"
 
+#include <cstdint>
+
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/math.hpp"
 #include "taskplace/types.hpp"
@@ -46,6 +48,8 @@ struct OverlapTracker {
   struct state {
     Nanoseconds avg{0};     // kernel se.avg_overlap
     Nanoseconds woke_at{0}; // kernel se.last_wakeup: this task's latest wake-up of another
+    Nanoseconds last{0};    // the latest sample (not the kernel's: CostGate reads it)
+    std::uint8_t samples = 0;  // samples folded in, saturating at 255 (likewise)
     bool woke = false;
   };
 
@@ -68,12 +72,18 @@ struct OverlapTracker {
   // Complexity: O(1). Thread-safety: writes s; the task's own thread.
   static constexpr void on_sleep(state& s, Nanoseconds now) noexcept {
     if (!s.woke) return;
-    s.avg = detail::update_avg(s.avg, detail::elapsed(s.woke_at, now));
+    s.last = detail::elapsed(s.woke_at, now);
+    s.avg = detail::update_avg(s.avg, s.last);
+    if (s.samples < 255) ++s.samples;
     s.woke = false;
   }
 
   // Returns: the average overlap; 0 for a task that never woke another.
   static constexpr Nanoseconds average(const state& s) noexcept { return s.avg; }
+  // Returns: the latest sample; 0 before the first.
+  static constexpr Nanoseconds latest(const state& s) noexcept { return s.last; }
+  // Returns: how many samples the average holds, saturating at 255.
+  static constexpr std::uint32_t samples(const state& s) noexcept { return s.samples; }
 };
 static_assert(OverlapPolicy<OverlapTracker>);
 

@@ -184,16 +184,16 @@ struct PlacementQuery {
 //      allowed, wide the wide verdict, current_cpu a hand-off onto the
 //      allowed waking CPU, sync_overlap a sync wake-up pulled to the
 //      waking CPU (WakeAffine2008), wake_on_current the allowed waking CPU
-//      running one task or none (WakeOnCurrent); the target is waking or
-//      prev.
+//      running one task or none (WakeOnCurrent), cost_gate the allowed
+//      waking CPU (CostGate); the target is waking or prev.
 //   P4 the wake reason matches the machine: idle_* and hot_fallback land on
 //      an idle CPU of the target's LLC (idle_target: the target itself;
 //      idle_prev: prev; idle_core: a whole idle core; idle_smt_sibling: a
 //      sibling of prev); target_busy and
 //      no_search return the target; current_cpu, a hand-off, and
-//      wake_on_current the waking CPU.
+//      wake_on_current, waker_blocks and short_work the waking CPU.
 //   P5 an idle target is never passed over: with the search on (and no
-//      hand-off or WakeOnCurrent pair), an idle,
+//      hand-off, WakeOnCurrent pair or CostGate keep), an idle,
 //      allowed target not reserved against the wakee (under owner-only
 //      reservations) gives idle_target.
 //   P6 target_busy means no allowed idle CPU was left in the target's LLC
@@ -262,6 +262,7 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
     case AffineReason::wake_on_current:
       affine_ok = affine_ok && allowed(waking) && m.nr_running(waking) <= 1 && p.target == waking;
       break;
+    case AffineReason::cost_gate: affine_ok = affine_ok && allowed(waking) && p.target == waking; break;
   }
   if (p.affine != AffineReason::wide && p.wide) affine_ok = false;
   if (!affine_ok)
@@ -294,6 +295,10 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
     case WakeReason::wake_on_current:
       reason_ok = p.affine == AffineReason::wake_on_current && p.cpu == waking && p.target == waking;
       break;
+    case WakeReason::waker_blocks:
+    case WakeReason::short_work:
+      reason_ok = p.affine == AffineReason::cost_gate && p.cpu == waking && p.target == waking;
+      break;
   }
   if (p.reason == WakeReason::no_search && q.search_enabled) reason_ok = false;
   if (!reason_ok)
@@ -303,7 +308,8 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
   const bool target_free = m.is_idle(p.target) && allowed(p.target) &&
                            !(owner_only && is_reserved(p.target));
   const bool handed_off = p.reason == WakeReason::current_cpu;
-  const bool kept_pair = p.reason == WakeReason::wake_on_current;
+  const bool kept_pair = p.reason == WakeReason::wake_on_current || p.reason == WakeReason::waker_blocks ||
+                         p.reason == WakeReason::short_work;
   if (q.search_enabled && target_free && p.reason != WakeReason::idle_target && !handed_off && !kept_pair)
     bad("P5", std::string("idle target ") + std::to_string(p.target) + " passed over: " +
                   to_string(p.reason));

@@ -7,6 +7,10 @@
 
 #include "taskplace/detail/config.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+#include <sys/prctl.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -53,11 +57,11 @@ void Pool<Topo, WakeTraits, BalanceTraits>::run_worker(CpuId c) {
     detail::TaskControl* t = pop_local(w);
     if (t == nullptr) {
       // Newly idle: pull from the levels the cost budget allows.
-      Queues queues{this};
+      Queues queues{&workers_};
       taskplace::BalanceResult r{};
       if (auto* got = w.thief.newidle(w.balancer, w.bstate, queues, LastRan{}, clock_, overload(),
                                       w.nr_running(), &r))
-        accept(w, got);
+        w.accept(got);
       idle = idle || r.outcome != taskplace::BalanceOutcome::pulled;
       t = pop_local(w);
     }
@@ -113,8 +117,7 @@ template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
 detail::TaskControl* Pool<Topo, WakeTraits, BalanceTraits>::spin_then_park(Worker& w) {
   Nanoseconds last = clock_.now();
   // Saturating: a spin_before_park of Nanoseconds::max() spins until work comes.
-  const Nanoseconds until{
-      taskplace::detail::saturating_add_ns(last.count(), opts_.spin_before_park.count())};
+  const Nanoseconds until = taskplace::saturating_add(last, opts_.spin_before_park);
   for (std::uint32_t i = 0;; ++i) {
     if (w.queued.load(std::memory_order_relaxed) > 0) return pop_local(w);
     if ((i & 63) == 63) {
@@ -138,7 +141,7 @@ detail::TaskControl* Pool<Topo, WakeTraits, BalanceTraits>::spin_then_park(Worke
   bool overload_seen = false;
   if (opts_.kick_idle_on_tick) {
     refresh_overload();
-    overload_seen = overloaded_.load(std::memory_order_relaxed);
+    overload_seen = overload_.set();
   }
   w.park.store(park_parked, std::memory_order_seq_cst);
   if (w.queued.load(std::memory_order_seq_cst) > 0 || exit_.load(std::memory_order_seq_cst) ||
@@ -165,7 +168,7 @@ detail::TaskControl* Pool<Topo, WakeTraits, BalanceTraits>::spin_then_park(Worke
   // Kicked, or woken by the tick it stood in for with the overload still
   // there: a periodic balance on behalf of the busy worker.
   if (why == park_kicked ||
-      (why == park_parked && overload_seen && overloaded_.load(std::memory_order_relaxed))) {
+      (why == park_parked && overload_seen && overload_.set())) {
     bump(w.kicks);
     steal_as_kicked(w);
   }
@@ -174,9 +177,9 @@ detail::TaskControl* Pool<Topo, WakeTraits, BalanceTraits>::spin_then_park(Worke
 
 template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
 bool Pool<Topo, WakeTraits, BalanceTraits>::steal_as_kicked(Worker& w) {
-  Queues queues{this};
+  Queues queues{&workers_};
   detail::TaskControl* t = w.thief.periodic(queues, LastRan{}, clock_, w.nr_running());
-  if (t != nullptr) accept(w, t);
+  if (t != nullptr) w.accept(t);
   return t != nullptr;
 }
 

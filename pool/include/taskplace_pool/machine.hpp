@@ -11,6 +11,7 @@
 
 #include "taskplace/types.hpp"
 #include "taskplace_pool/core.hpp"
+#include "taskplace_pool/worker.hpp"
 
 namespace taskplace_pool::detail {
 
@@ -49,6 +50,16 @@ class PoolMachine {
     return p_->workers_[static_cast<CpuId>(*std::ranges::begin(llc))]->llc_sample.read(
         llc, [this](CpuId x) { return !is_idle(x); }, now_, p_->opts_.tick);
   }
+  // What getting a new task running on c costs (MachineState O5): 0
+  // while c runs or has work, the options' costs.parked when c sleeps on
+  // its futex, costs.spinning when it spins (kit::Machine's rule).
+  Nanoseconds wake_cost(CpuId c) const noexcept {
+    if (!is_idle(c)) return Nanoseconds{0};
+    const auto& costs = p_->opts_.costs;
+    return p_->workers_[c]->park.load(std::memory_order_relaxed) == park_parked ? costs.parked : costs.spinning;
+  }
+  // A cache line's round trip between workers (MachineState O6).
+  Nanoseconds crossing_cost() const noexcept { return p_->opts_.costs.crossing; }
   // Reservation state of c (MachineState O3), a copy taken under c's
   // lock (kit::SleepSlot; empty, and never read, without a reservation
   // policy).

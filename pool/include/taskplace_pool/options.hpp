@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "taskplace/kit/machine.hpp"
 #include "taskplace/kit/trace.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/types.hpp"
@@ -62,6 +63,14 @@ struct PoolOptions {
   // so and cleared at a tick that finds none. false: every newly idle
   // worker balances (Overload::unknown).
   bool overload_gate = true;
+  // default: measured; kernel: none (cpuidle's exit latencies, the
+  // migration cost). What waking a spinning or a parked worker costs and
+  // a cache line's round trip between workers (taskplace::kit::WakeCosts),
+  // read by the rules that weigh a move in these costs (traits::Runtime's
+  // CostGate). All zero: measured once per process at the first pool
+  // whose policies read them (taskplace::kit::measured_costs(), about
+  // 60 ms).
+  taskplace::kit::WakeCosts costs{};
   // default false; kernel: task_hot() in can_migrate_task(). A steal
   // leaves a task that ran within task_hot.migration_cost on its worker
   // until that level's periodic balances (a tick's kick) have found only

@@ -18,35 +18,20 @@
 
 #include "taskplace/detail/config.hpp"
 
-#include <linux/futex.h>
-#include <pthread.h>
-#include <sched.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <concepts>
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <cstdint>
-#include <ctime>
-#include <deque>
-#include <exception>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <stdexcept>
-#include <thread>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "taskplace/tsc_clock.hpp"
-#include "taskplace/detail/math.hpp"
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/kit/calibration.hpp"
 #include "taskplace/kit/idle.hpp"
 #include "taskplace/kit/machine.hpp"
 #include "taskplace/kit/sleeps.hpp"
@@ -58,8 +43,11 @@
 #include "taskplace_pool/channel.hpp"
 #include "taskplace_pool/core.hpp"
 #include "taskplace_pool/join_handle.hpp"
+#include "taskplace_pool/live_tasks.hpp"
 #include "taskplace_pool/machine.hpp"
 #include "taskplace_pool/options.hpp"
+#include "taskplace_pool/overload.hpp"
+#include "taskplace_pool/pending.hpp"
 #include "taskplace_pool/root.hpp"
 #include "taskplace_pool/sleep.hpp"
 #include "taskplace_pool/spin_lock.hpp"
@@ -72,15 +60,17 @@ namespace taskplace_pool {
 using namespace std::chrono_literals;
 
 // The pool. `Topo` is any taskplace::Topology (one worker per CPU);
-// `WakeTraits` a WakePlacer traits set (taskplace::traits::Current,
-// AlwaysAffine, PrevCpu, Linux2013, CacheHot<>, Linux2008<>); `BalanceTraits` an
+// `WakeTraits` a WakePlacer traits set (taskplace::traits::Runtime by
+// default, the kernel's rules behind a gate in the pool's measured costs,
+// docs/runtime.md; or a kernel era's: Current, AlwaysAffine, PrevCpu,
+// Linux2013, CacheHot<>, Linux2008<>, SisCurrent<>); `BalanceTraits` an
 // IdleBalancer traits set. Each worker has its own placer and balancer (so
 // their counters are never written by two CPUs), with SingleWriterStats so
 // the counters can be read while the pool runs; placer_stats() and
 // balancer_stats() sum them.
 // Thread-safety: spawn / block_on / stats from any thread; shutdown from
 // one thread off the pool (from a task of the pool it throws).
-template <taskplace::Topology Topo = taskplace::SysfsTopology, class WakeTraits = taskplace::traits::Current,
+template <taskplace::Topology Topo = taskplace::SysfsTopology, class WakeTraits = taskplace::traits::Runtime,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 class Pool {
  public:
@@ -111,29 +101,7 @@ class Pool {
   // the topology has no CPU; std::system_error if a worker's thread cannot
   // be started (pthread_create: EAGAIN under a thread or memory limit),
   // after stopping and joining the workers already started.
-  explicit Pool(Topo topology, PoolOptions options = {})
-      : topo_(std::move(topology)), opts_(options), placer_(topo_), n_(static_cast<CpuId>(topo_.cpu_count())) {
-    if (n_ == 0) throw std::invalid_argument("taskplace_pool::Pool: the topology has no CPU");
-    workers_.reserve(n_);
-    const Nanoseconds now = clock_.now();
-    for (CpuId c = 0; c < n_; ++c) {
-      workers_.push_back(std::make_unique<Worker>(topo_, c, opts_));
-      workers_.back()->cpu = c;
-      workers_.back()->bstate = workers_.back()->balancer.make_state(c, now);
-    }
-    if (opts_.trace != nullptr) attach_trace(*opts_.trace);
-    try {
-      for (CpuId c = 0; c < n_; ++c)
-        workers_[c]->thread = std::thread([this, c] { run_worker(c); });
-    } catch (...) {
-      // No destructor runs for a constructor that throws: the started
-      // workers (nothing queued, so quiescent at once) must be gone
-      // before the members they use, and no thread may be destroyed
-      // joinable (std::terminate).
-      stop_workers();
-      throw;
-    }
-  }
+  explicit Pool(Topo topology, PoolOptions options = {});
   // Effects: a pool over a default-constructed topology (for SysfsTopology:
   // the running machine, one worker per CPU this process may use).
   explicit Pool(PoolOptions options = {})
@@ -153,42 +121,7 @@ class Pool {
   // Throws: std::logic_error when called off the pool once shutdown()
   // began (the task is destroyed, not run); std::bad_alloc.
   template <class T>
-  JoinHandle<T> spawn(task<T> t) {
-    auto st = std::make_shared<detail::JoinState<T>>();
-    auto root = root_body(*this, std::move(t), st);
-    // Invariant (no task queued on a stopped pool): the task counts as
-    // pending before stopping_ is read, both seq_cst, against shutdown's
-    // store of stopping_ before the workers read the counts (quiescent):
-    // either this spawn sees stopping_ and backs out, or every worker's
-    // quiescence check sees the task and waits for it. A task of this
-    // pool spawning is itself counted (running), so the pool cannot have
-    // stopped under it; it counts the child on its own worker.
-    Worker* self = this_worker();
-    count_pending(self);
-    if (self == nullptr && stopping_.load(std::memory_order_seq_cst)) {
-      external_pending_.fetch_sub(1, std::memory_order_seq_cst);
-      // A worker may have found the count non-zero and parked: let it
-      // check again (the same handshake as enqueue's).
-      unpark_all();
-      root.h.destroy();
-      throw std::logic_error("taskplace_pool::Pool::spawn after shutdown");
-    }
-    record_type& r = root.h.promise().rec;
-    r.ops = &ops_;
-    r.pool = this;
-    r.resume = root.h;
-    r.root = root.h;
-    {
-      std::lock_guard lk(live_m_);
-      r.id = ++next_id_;
-      r.live_next = live_head_;
-      if (live_head_) live_head_->live_prev = &r;
-      live_head_ = &r;
-    }
-    spawned_.fetch_add(1, std::memory_order_relaxed);
-    push(idlest_worker(), &r);  // counted above
-    return JoinHandle<T>{std::move(st)};
-  }
+  JoinHandle<T> spawn(task<T> t);
 
   // Effects: spawns `t` and blocks this thread (not a worker) until it ends.
   // Returns its value or rethrows its exception. Throws: as spawn() and
@@ -245,12 +178,7 @@ class Pool {
 
   // Unlinks a finished task from the live list (called by its root frame,
   // on its worker; root_body counted it completed when it published).
-  void finished(record_type& r) noexcept {
-    std::lock_guard lk(live_m_);
-    if (r.live_prev) r.live_prev->live_next = r.live_next;
-    else live_head_ = r.live_next;
-    if (r.live_next) r.live_next->live_prev = r.live_prev;
-  }
+  void finished(record_type& r) noexcept { live_.remove(r); }
 
  private:
   // Effects: points every placer's and balancer's hook at `t`, where the
@@ -283,31 +211,7 @@ class Pool {
   // destroys unfinished marks its handle abandoned as the frame goes,
   // after the awaited task's frame (declared first, destroyed last).
   template <class T>
-  static detail::Root<Pool> root_body(Pool& pool, task<T> t, std::shared_ptr<detail::JoinState<T>> st) {
-    struct Unfinished {
-      detail::JoinState<T>* st;
-      ~Unfinished() {
-        if (st != nullptr) st->abandon();
-      }
-    } unfinished{st.get()};
-    std::exception_ptr err;
-    {
-      task<T> inner = std::move(t);
-      try {
-        if constexpr (std::is_void_v<T>) {
-          co_await inner;
-        } else {
-          st->set_value(co_await inner);  // unpublished until finish()
-        }
-      } catch (...) {
-        err = std::current_exception();
-      }
-    }
-    if (err) pool.failed_.fetch_add(1, std::memory_order_relaxed);
-    pool.completed_.fetch_add(1, std::memory_order_relaxed);
-    unfinished.st = nullptr;
-    st->finish(std::move(err));
-  }
+  static detail::Root<Pool> root_body(Pool& pool, task<T> t, std::shared_ptr<detail::JoinState<T>> st);
 
   static record_type* rec(detail::TaskControl* t) noexcept { return static_cast<record_type*>(t); }
   static taskplace::TaskKey key(detail::TaskControl* t) noexcept {
@@ -334,26 +238,13 @@ class Pool {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
 
-  // Effects: after a task was queued on `w` (its queue, not the hand-off
-  // slot, whose task no thief takes), sets the overload flag if a thief
-  // could now take a task from `w` (Worker::can_give; kernel
-  // add_nr_running, a runqueue of two or more), and kicks a parked worker
-  // to steal it: the kick w's tick would give (nohz_balancer_kick), which
-  // w cannot give while its task runs on. Read before written, so that a
-  // set flag's cache line stays shared. Once per overload: both flags
-  // stay set until a refresh finds no worker that can give.
-  void note_queued(const Worker& w);
-
-  // Effects: clears the overload flag when no worker can give a task to
-  // a thief (kernel: the top level's load balance, update_sd_lb_stats). A
-  // queueing that races with the scan may be missed until the next one,
-  // or the next tick's kick of a parked worker, which steals ungated.
-  void refresh_overload() noexcept;
-
-  taskplace::Overload overload() const noexcept {
-    if (!opts_.overload_gate) return taskplace::Overload::unknown;
-    return overloaded_.load(std::memory_order_relaxed) ? taskplace::Overload::some : taskplace::Overload::none;
+  // The overload flag's updates and the gate's input (overload.hpp): a
+  // queueing on w may set it and kick a parked worker to steal.
+  void note_queued(const Worker& w) {
+    overload_.note_queued(w, opts_.kick_idle_on_tick, [this](const Worker& x) { kick_one(x); });
   }
+  void refresh_overload() noexcept { overload_.refresh(workers_); }
+  taskplace::Overload overload() const noexcept { return overload_.state(opts_.overload_gate); }
 
   // Invariant (no lost wake-up): the enqueuer bumps `queued` then reads
   // `park`; the parking worker writes `park` then reads `queued`; both
@@ -433,14 +324,8 @@ class Pool {
   // workers ask for timer_slack instead.
   void fire_timers(Worker& w, std::int64_t now);
 
-  // Returns: the worker's next task: its hand-off slot first (at most
-  // next_streak_max times in a row, so a pair handing off to each other
-  // cannot starve the queue), else the head of its queue. Owner only.
-  detail::TaskControl* pop_local(Worker& w);
-  static detail::TaskControl* take_next(Worker& w) noexcept {
-    w.handoff.store(0, std::memory_order_relaxed);
-    return std::exchange(w.next, nullptr);
-  }
+  // Returns: the worker's next task (Worker::pop). Owner only.
+  static detail::TaskControl* pop_local(Worker& w) { return w.pop(next_streak_max); }
 
   // Effects: a sync wake-up placed on the waker's own worker: the wakee
   // takes the worker's hand-off slot and runs as soon as the waker blocks
@@ -460,67 +345,23 @@ class Pool {
   // locked adds a hand-off fewer; quiescent() states the argument.
   void enqueue_next(Worker& w, detail::TaskControl* t);
 
-  // The thieves' view of the workers (kit::QueueSource) and of a task's
-  // last run (kit::LastRanOf), for the kit's steals (kit/idle.hpp): one
-  // queued task a balance, the newest of the victim's queue; with
-  // cache_hot_steals the oldest (kernel detach_tasks() starts there, and
-  // looks at nr_migrate = 32 at most) that TaskHot lets go, the workers of
-  // the level below left to that level's balance.
-  Worker& queue_of(CpuId c) noexcept { return *workers_[c]; }
-  static Nanoseconds last_ran_of(detail::TaskControl* const& t) noexcept { return t->last_ran; }
-  struct Queues {
-    Pool* p;
-    Worker& operator()(CpuId c) const noexcept { return p->queue_of(c); }
-  };
-  struct LastRan {
-    Nanoseconds operator()(detail::TaskControl* const& t) const noexcept { return last_ran_of(t); }
-  };
-  // Effects: a stolen task t joins self's queue.
-  static void accept(Worker& self, detail::TaskControl* t) {
-    std::lock_guard lk(self.m);
-    self.q.push_back(t);
-    self.queued.fetch_add(1, std::memory_order_seq_cst);
-  }
+  // The thieves' view of the workers and of a task's last run (worker.hpp).
+  using Queues = detail::WorkerQueues<Worker>;
+  using LastRan = detail::TaskLastRan;
 
   // Effects: tells the workers to stop once the pool is quiescent (no
   // runnable task, no pending timer), wakes the parked ones to see it,
   // and joins every worker thread started.
   void stop_workers();
 
-  // Returns: whether shutdown began and no work is pending: every task
-  // queued or running and every armed timer counted by count_pending has
-  // been counted by count_done.
-  // Why the sums can be read one worker at a time: all of the counts'
-  // operations are seq_cst, so they have one total order, and every unit
-  // of work is counted pending by a unit still pending then (a running
-  // task, or a timer that fires: counted done after the wake-up it
-  // makes), or off the pool before stopping_ is read (spawn). A task
-  // woken into the hand-off slot holds its waker's unit instead of one of
-  // its own (enqueue_next): that unit stays pending until the task's run
-  // counts it done, which cannot come before the waker's run ends (the
-  // slot's task runs on the waker's worker, after it; one moved out of
-  // the slot while the waker runs takes a unit of its own first), so the
-  // waker holds a pending unit for as long as it runs, as before. The done
-  // counts are read first: a unit counted done was counted pending
-  // before, so it is in the pending sums read after (pending >= done).
-  // A unit still pending when its worker's pending count was read but
-  // counted after that read was counted by a unit pending at that read,
-  // whose own done comes later still, after every done count was read;
-  // following these back reaches a unit counted in a pending sum and in
-  // no done sum, so the sums differ. Equal sums therefore mean that
-  // nothing was pending. Off the pool, a spawn that counts after the
-  // read backs out (spawn's invariant); a wake-up from a thread off the
-  // pool is the embedder's to order before shutdown() (its contract).
-  bool quiescent() const noexcept;
+  // Returns: whether shutdown began and no work is pending (pending.hpp
+  // states why the counts' sums say so).
+  bool quiescent() const noexcept { return pending_.quiescent(workers_); }
 
-  // Effects: counts one unit of pending work (a task queued, or a timer
-  // armed) on self's own count, or on the pool's shared one off the pool.
-  // A wake-up between two workers so touches no line but the waker's
-  // worker's own (one shared count moved its line at every such hop).
-  void count_pending(Worker* self) noexcept;
-  // Effects: counts one unit of work done (a task's run ended, or a timer
-  // fired) on w, the calling worker.
-  static void count_done(Worker& w) noexcept { w.counts.done.fetch_add(1, std::memory_order_seq_cst); }
+  // Effects: counts one unit of pending work on self, the calling worker,
+  // or off the pool when null; one unit done on w, the calling worker.
+  void count_pending(Worker* self) noexcept { pending_.count_pending(self != nullptr ? &self->counts : nullptr); }
+  static void count_done(Worker& w) noexcept { detail::PendingWork::count_done(w.counts); }
 
   void pin(CpuId c);
 
@@ -574,30 +415,26 @@ class Pool {
   placer_type placer_;  // wake-ups from off the pool (threads, no task)
   CpuId n_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  // Pending work counted off the pool (spawns from other threads, their
-  // wake-ups), less the spawns that backed out of a shutdown.
-  alignas(64) std::atomic<std::uint64_t> external_pending_{0};
-  alignas(64) std::atomic<bool> overloaded_{false};  // some worker can give a thief a task
-  std::atomic<bool> overload_kicked_{false};         // ... and a parked worker was kicked for it (note_queued)
-  std::atomic<bool> stopping_{false}, exit_{false}, stopped_{false};
+  detail::PendingWork pending_;    // the counts quiescence reads, and the stop flag
+  detail::OverloadFlag overload_;  // some worker can give a thief a task
+  std::atomic<bool> exit_{false}, stopped_{false};
   std::atomic<std::uint32_t> started_{0}, pinned_{0};
   mutable std::atomic<std::uint64_t> rr_{0};
   std::atomic<std::uint64_t> spawned_{0}, completed_{0}, failed_{0}, external_wakeups_{0};
-  std::mutex live_m_, shutdown_m_, external_m_;
-  detail::TaskControl* live_head_ = nullptr;
-  std::uint64_t next_id_ = 0;
+  std::mutex shutdown_m_, external_m_;
+  detail::LiveTasks live_;  // every task spawned and not yet ended
   ShutdownReport report_{};
 };
 
 // The pool over the running machine with a given wake policy set.
-template <class WakeTraits = taskplace::traits::Current,
+template <class WakeTraits = taskplace::traits::Runtime,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 using SystemPool = Pool<taskplace::SysfsTopology, WakeTraits, BalanceTraits>;
 
 // A pool whose placers and balancers record into PoolOptions::trace (or
 // the ChromeTrace installed at its construction): every wake-up placement
 // and newidle balance, as Chrome trace JSON (taskplace/kit/trace.hpp).
-template <taskplace::Topology Topo = taskplace::SysfsTopology, class WakeTraits = taskplace::traits::Current,
+template <taskplace::Topology Topo = taskplace::SysfsTopology, class WakeTraits = taskplace::traits::Runtime,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 using TracedPool = Pool<Topo, taskplace::kit::Traced<WakeTraits>, taskplace::kit::Traced<BalanceTraits>>;
 
@@ -607,4 +444,5 @@ using TracedPool = Pool<Topo, taskplace::kit::Traced<WakeTraits>, taskplace::kit
 #include "taskplace_pool/loop.hpp"
 #include "taskplace_pool/queues.hpp"
 #include "taskplace_pool/report.hpp"
+#include "taskplace_pool/spawn.hpp"
 #include "taskplace_pool/wakeups.hpp"

@@ -1,6 +1,6 @@
-// taskplace_pool/queues.hpp: the pool's shared state: spawn's spread, a queueing onto a worker's
-// inbox, the overload flag, unparking, preemptions, and the counts of
-// pending work that tell when the pool may stop.
+// taskplace_pool/queues.hpp: the pool's queueings: spawn's spread, a
+// queueing onto a worker's inbox, unparking, preemptions, and the stop of
+// the workers.
 // Definitions of Pool's members declared in pool.hpp (whose comments
 // document them), which includes this file at its end.
 #pragma once
@@ -46,25 +46,6 @@ auto Pool<Topo, WakeTraits, BalanceTraits>::push(CpuId c, detail::TaskControl* t
 }
 
 template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
-auto Pool<Topo, WakeTraits, BalanceTraits>::note_queued(const Worker& w) -> void {
-  const bool kick = opts_.kick_idle_on_tick;
-  if (overloaded_.load(std::memory_order_relaxed) && (!kick || overload_kicked_.load(std::memory_order_relaxed)))
-    return;
-  if (!w.can_give()) return;
-  if (!overloaded_.load(std::memory_order_relaxed)) overloaded_.store(true, std::memory_order_relaxed);
-  if (kick && !overload_kicked_.exchange(true, std::memory_order_relaxed)) kick_one(w);
-}
-
-template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
-auto Pool<Topo, WakeTraits, BalanceTraits>::refresh_overload() noexcept -> void {
-  if (!overloaded_.load(std::memory_order_relaxed) && !overload_kicked_.load(std::memory_order_relaxed)) return;
-  for (const auto& w : workers_)
-    if (w->can_give()) return;
-  overloaded_.store(false, std::memory_order_relaxed);
-  overload_kicked_.store(false, std::memory_order_relaxed);
-}
-
-template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
 auto Pool<Topo, WakeTraits, BalanceTraits>::unpark(Worker& w, std::uint32_t why) -> bool {
   if (w.park.load(std::memory_order_seq_cst) != park_parked) return false;
   w.unparked_at.store(clock_.now().count(), std::memory_order_relaxed);
@@ -77,32 +58,15 @@ auto Pool<Topo, WakeTraits, BalanceTraits>::unpark(Worker& w, std::uint32_t why)
 template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
 auto Pool<Topo, WakeTraits, BalanceTraits>::note_gap(Worker& w, Nanoseconds gap, Nanoseconds now) const noexcept -> void {
   if (gap > opts_.preempt_gap && opts_.preempted_for > Nanoseconds{0})
-    w.preempted_until.store(taskplace::detail::saturating_add_ns(now.count(), opts_.preempted_for.count()),
-                            std::memory_order_relaxed);
+    w.preempted_until.store(taskplace::saturating_add(now, opts_.preempted_for).count(), std::memory_order_relaxed);
 }
 
 template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
 auto Pool<Topo, WakeTraits, BalanceTraits>::stop_workers() -> void {
-  stopping_.store(true, std::memory_order_seq_cst);
+  pending_.begin_stop();
   unpark_all();
   for (auto& w : workers_)
     if (w->thread.joinable()) w->thread.join();
-}
-
-template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
-auto Pool<Topo, WakeTraits, BalanceTraits>::quiescent() const noexcept -> bool {
-  if (!stopping_.load(std::memory_order_seq_cst)) return false;
-  std::uint64_t done = 0, pending = 0;
-  for (const auto& w : workers_) done += w->counts.done.load(std::memory_order_seq_cst);
-  for (const auto& w : workers_) pending += w->counts.pending.load(std::memory_order_seq_cst);
-  pending += external_pending_.load(std::memory_order_seq_cst);
-  return pending == done;
-}
-
-template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
-auto Pool<Topo, WakeTraits, BalanceTraits>::count_pending(Worker* self) noexcept -> void {
-  if (self != nullptr) self->counts.pending.fetch_add(1, std::memory_order_seq_cst);
-  else external_pending_.fetch_add(1, std::memory_order_seq_cst);
 }
 
 }  // namespace taskplace_pool

@@ -25,12 +25,7 @@ auto Pool<Topo, WakeTraits, BalanceTraits>::shutdown() -> ShutdownReport {
   std::lock_guard guard(shutdown_m_);
   if (!stopped_.exchange(true)) {
     stop_workers();
-    std::vector<std::coroutine_handle<>> abandoned;
-    {
-      std::lock_guard lk(live_m_);
-      for (auto* t = live_head_; t != nullptr; t = t->live_next) abandoned.push_back(t->root);
-      live_head_ = nullptr;
-    }
+    const std::vector<std::coroutine_handle<>> abandoned = live_.take_all();
     for (auto h : abandoned) h.destroy();
     report_.abandoned = abandoned.size();
     report_.completed = completed_.load();

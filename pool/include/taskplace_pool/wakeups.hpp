@@ -146,26 +146,6 @@ void Pool<Topo, WakeTraits, BalanceTraits>::fire_timers(Worker& w, std::int64_t 
 }
 
 template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
-detail::TaskControl* Pool<Topo, WakeTraits, BalanceTraits>::pop_local(Worker& w) {
-  if (w.next != nullptr && w.next_streak < next_streak_max) {
-    ++w.next_streak;
-    return take_next(w);
-  }
-  w.next_streak = 0;
-  if (w.queued.load(std::memory_order_relaxed) != 0) {
-    std::lock_guard lk(w.m);
-    w.drain_inbox();
-    if (!w.q.empty()) {
-      auto* t = w.q.front();
-      w.q.pop_front();
-      w.queued.fetch_sub(1, std::memory_order_relaxed);
-      return t;
-    }
-  }
-  return w.next != nullptr ? take_next(w) : nullptr;
-}
-
-template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
 void Pool<Topo, WakeTraits, BalanceTraits>::enqueue_next(Worker& w, detail::TaskControl* t) {
   const bool moved = w.next != nullptr;
   if (moved) {  // counted in queued under the lock, before a thief can take it off

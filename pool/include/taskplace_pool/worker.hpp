@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "taskplace/types.hpp"
 #include "taskplace_pool/core.hpp"
 #include "taskplace_pool/options.hpp"
+#include "taskplace_pool/pending.hpp"
 
 namespace taskplace_pool::detail {
 
@@ -87,14 +89,7 @@ struct alignas(64) Worker {
   CpuId cpu = 0;
   std::thread thread;
   std::atomic<std::uint64_t> tasks_run{0}, migrations{0}, wakeups{0}, affine_wakeups{0}, parks{0}, kicks{0};
-  // Units of work this worker's thread counted pending (tasks it queued
-  // anywhere, timers it armed) and done (runs it ended, timers it
-  // fired); written by the worker alone, read by quiescent(). Only
-  // their sums over the workers mean anything: a task counted pending
-  // here may run and be counted done on another worker.
-  struct alignas(64) Counts {
-    std::atomic<std::uint64_t> pending{0}, done{0};
-  } counts;
+  WorkCounts counts;  // its pending and done work (pending.hpp)
   // On the first worker of each LLC: the LLC's busy share and when it
   // was sampled (Machine::llc_utilization_pct); a line of its own, read
   // by every wake-up that scans the LLC and written once a tick.
@@ -138,6 +133,38 @@ struct alignas(64) Worker {
   TaskControl* try_steal() {
     return try_steal([](auto, auto last) { return std::prev(last); });
   }
+  // Returns: the next task to run here: the hand-off slot first (at most
+  // streak_max times in a row, so a pair handing off to each other cannot
+  // starve the queue), else the head of the queue. Owner only.
+  TaskControl* pop(std::uint32_t streak_max) {
+    if (next != nullptr && next_streak < streak_max) {
+      ++next_streak;
+      return take_next();
+    }
+    next_streak = 0;
+    if (queued.load(std::memory_order_relaxed) != 0) {
+      std::lock_guard lk(m);
+      drain_inbox();
+      if (!q.empty()) {
+        auto* t = q.front();
+        q.pop_front();
+        queued.fetch_sub(1, std::memory_order_relaxed);
+        return t;
+      }
+    }
+    return next != nullptr ? take_next() : nullptr;
+  }
+  // Returns: the hand-off slot's task, emptying the slot. Owner only.
+  TaskControl* take_next() noexcept {
+    handoff.store(0, std::memory_order_relaxed);
+    return std::exchange(next, nullptr);
+  }
+  // Effects: a task this worker stole joins its queue. Owner only.
+  void accept(TaskControl* t) {
+    std::lock_guard lk(m);
+    q.push_back(t);
+    queued.fetch_add(1, std::memory_order_seq_cst);
+  }
   // Effects: moves the inbox to the tail of q, oldest first.
   // Precondition: m held.
   void drain_inbox() noexcept {
@@ -152,6 +179,21 @@ struct alignas(64) Worker {
     }
     for (; oldest_first != nullptr; oldest_first = oldest_first->inbox_next) q.push_back(oldest_first);
   }
+};
+
+// The thieves' view of the workers (kit::QueueSource: worker c's queue)
+// and of a task's last run (kit::LastRanOf), for the kit's steals
+// (kit/idle.hpp): one queued task a balance, the newest of the victim's
+// queue; with cache_hot_steals the oldest (kernel detach_tasks() starts
+// there, and looks at nr_migrate = 32 at most) that TaskHot lets go, the
+// workers of the level below left to that level's balance.
+template <class W>
+struct WorkerQueues {
+  const std::vector<std::unique_ptr<W>>* workers;
+  W& operator()(CpuId c) const noexcept { return *(*workers)[c]; }
+};
+struct TaskLastRan {
+  Nanoseconds operator()(TaskControl* const& t) const noexcept { return t->last_ran; }
 };
 
 }  // namespace taskplace_pool::detail

@@ -22,6 +22,29 @@
 // idle). The io_context keeps everything else: timers, sockets, and the
 // wake-up of a parked worker (a post that ends its run_one_for).
 //
+// Sleeps, for the traits sets whose policies read them (traits::Linux2008's
+// overlap, SisCurrent's run durations, CacheHot's reservations;
+// kit::reports_sleeps): a task runs when one of its handlers starts
+// (WakePlacer::task_runs), and sleeps when a handler returns with no other
+// handler of the task posted before the return: it waits for the next
+// post, its wake-up. A handler that ends while another of its task is queued (the
+// task posted to itself, or was posted to while it ran) is a stop, not a
+// sleep (task_stops: kernel, a task preempted or yielding). The runtime
+// learns of the sleep only once the handler has returned: the report is
+// late (docs/embedding.md, "Late sleep reports"), its `at` the moment the
+// handler returned, made on the worker through its kit::SleepSlot under
+// the task's lock, which also orders the task's placements, so no report
+// and wake-up of a task run at once. A post made after the handler
+// returned and before the report (its worker was slow to take the lock)
+// is a wake-up of the sleeping task before the report, which the
+// contract reconciles: the sleep still counts. A task's next handler
+// waits for the report before it runs (kernel: try_to_wake_up() waits for
+// p->on_cpu to clear), so each report comes before the task's next run.
+// Exact for a task with one handler in flight at a time (each handler
+// posts the next, or waits to be posted); with two at once on two workers
+// the samples are approximations (never a data race). Other traits sets
+// pay nothing for this: no lock, no clock read per handler.
+//
 //   taskplace_asio::Runtime<> rt{4};
 //   rt.post(&session, [&] { ...; rt.post(&peer, [&] { ... }); });
 //   rt.join();  // every handler ran; rethrows the first a handler threw
@@ -57,38 +80,14 @@
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/table.hpp"
 #include "taskplace/wake_placer.hpp"
+#include "taskplace_asio/options.hpp"
 #include "taskplace_asio/queue.hpp"
+#include "taskplace_asio/sleeps.hpp"
 
 namespace taskplace_asio {
 
 using taskplace::CpuId;
 using taskplace::Nanoseconds;
-
-struct Options {
-  // How long an idle worker polls its queue and the others' before it
-  // blocks in its io_context (a wake-up of a blocked thread costs a futex
-  // round trip). default 20 us; kernel: the cpuidle poll state.
-  Nanoseconds idle_spin{std::chrono::microseconds{20}};
-  // While it spins, how often it looks at the others' queues (the newidle
-  // balance looked when it ran dry). A wake-up the placer kept on a busy
-  // worker (the waker's, which ends next) is then not taken at once by a
-  // spinning neighbour. default 5 us; kernel: the idle balance's interval.
-  Nanoseconds idle_balance{std::chrono::microseconds{5}};
-  // How long a blocked worker sleeps at most before it looks at the other
-  // workers' queues again. default 1 ms; kernel: the nohz idle-balance kick.
-  Nanoseconds idle_poll{std::chrono::milliseconds{1}};
-  // Handlers a worker runs from its queue before it polls its io_context
-  // (timers, sockets). default 16.
-  std::uint32_t poll_every = 16;
-};
-
-struct Stats {
-  std::uint64_t handlers = 0;    // handlers run
-  std::uint64_t migrations = 0;  // handlers of a task run on another worker than its last
-  std::uint64_t steals = 0;      // handlers an idle worker took from another's queue
-  std::uint64_t remote = 0;      // wake-ups placed on another worker than the waking one
-  std::uint64_t unparks = 0;     // wake-ups that ended a worker's sleep in its io_context
-};
 
 // The runtime. Not movable (the workers point at it).
 // Shutdown, defined:
@@ -112,14 +111,9 @@ class Runtime {
   using placer_type = taskplace::WakePlacer<taskplace::TableTopology, detail::SharedTraits<WakeTraits>>;
   using balancer_type =
       taskplace::IdleBalancer<taskplace::TableTopology, detail::SharedTraits<BalanceTraits>>;
-  // A handler's end is not reported as a sleep (kit::SleepSlot): the
-  // runtime cannot tell a task that waits from one that merely finished a
-  // handler. Traits whose policies read sleeps (traits::Linux2008,
-  // SisCurrent, CacheHot) would decide on samples never taken, so they are
-  // refused here rather than silently wrong.
-  static_assert(!taskplace::kit::reports_sleeps<placer_type>,
-                "taskplace_asio::Runtime: these wake traits read task sleeps (overlap, duration or "
-                "reservation policy), which this runtime does not report; use traits without them");
+  // Whether the handlers' runs and the tasks' sleeps are reported (the
+  // class comment): some policy of the traits reads them.
+  static constexpr bool reports_sleeps = taskplace::kit::reports_sleeps<placer_type>;
 
   explicit Runtime(std::uint32_t workers, Options o = {})
       : topo_(detail::flat_topology(workers)), placer_(topo_), balancer_(topo_), machine_(workers), opts_(o) {
@@ -150,6 +144,16 @@ class Runtime {
   }
   // Returns: the task whose handler runs on this thread (null: none).
   Task current_task() const noexcept { return tl_.rt == this ? tl_.task : nullptr; }
+  // Returns: a copy of `task`'s placement state (its overlap, run and
+  //   sleep averages, its flips), or nullopt when the runtime holds none
+  //   for it. Taken under the task's lock where sleeps are reported; a
+  //   snapshot, for tests and diagnostics.
+  std::optional<typename placer_type::task_state> task_state(Task task) const {
+    auto* e = store_.find(task, 0);
+    if (e == nullptr) return std::nullopt;
+    [[maybe_unused]] auto lk = lock(*e);
+    return e->state.placement;
+  }
 
   // Effects: a wake-up of `task`: `f` queued on the worker the placer
   //   picks, to run there (or on a thief) once. `sync`: the caller's
@@ -219,6 +223,7 @@ class Runtime {
     boost::asio::io_context ctx{1};
     detail::Queue q;
     std::atomic<bool> sleeping{false};
+    taskplace::kit::SleepSlot<placer_type> sleeps;  // its tasks' sleeps (SIS_CACHE's reservation)
     std::optional<taskplace::kit::Stealer<taskplace::TableTopology>> thief;
     std::atomic<std::uint64_t> handlers{0}, migrations{0};
     std::thread thread;
@@ -228,7 +233,28 @@ class Runtime {
     CpuId worker = 0;
     Task task = nullptr;
   };
-  using store_type = taskplace::kit::TaskStore<typename placer_type::task_state, Task>;
+  // A task's entry in the store (sleeps.hpp).
+  using TaskState = detail::TaskState<typename placer_type::task_state, reports_sleeps>;
+  using store_type = taskplace::kit::TaskStore<TaskState, Task>;
+  using entry_type = typename store_type::Entry;
+  static auto lock(entry_type& e) noexcept { return detail::lock_task(e.state); }
+
+  // The placer's machine state at one time: the kit's counters, and each
+  // worker's reservation (MachineState O3; kit::SleepSlot: empty, and
+  // never read, without a reservation policy).
+  class MachineView {
+   public:
+    MachineView(const Runtime& rt, Nanoseconds now) noexcept : at_(rt.machine_.at(now)), rt_(&rt) {}
+    bool is_idle(CpuId c) const noexcept { return at_.is_idle(c); }
+    std::uint32_t nr_running(CpuId c) const noexcept { return at_.nr_running(c); }
+    std::uint64_t load(CpuId c) const noexcept { return at_.load(c); }
+    Nanoseconds wake_cost(CpuId c) const noexcept { return at_.wake_cost(c); }
+    auto reservation(CpuId c) const noexcept { return rt_->w_[c].sleeps.reservation(); }
+
+   private:
+    taskplace::kit::Machine::At at_;
+    const Runtime* rt_;
+  };
 
   template <class F>
   bool submit(Task task, bool own, F&& f, bool sync) {
@@ -249,16 +275,19 @@ class Runtime {
   }
 
   // kernel: select_task_rq_fair() for a wake-up of `task` by this thread.
+  // Where sleeps are reported, under the task's lock, which the handler
+  // the wake-up queues then counts in (TaskSleeps::posted).
   CpuId place(Task task, bool sync) {
-    const auto now = clock_.now();
     auto& e = store_.get(task, 0);
+    [[maybe_unused]] auto lk = lock(e);
+    const auto now = clock_.now();
     const std::uint32_t n = worker_count();
-    typename placer_type::Wakeup w{.wakee = &e.state, .wakee_key = store_type::key(task), .prev_cpu = e.prev_cpu(),
-                                   .wakee_load = taskplace::kit::wakee_load<placer_type>};
+    typename placer_type::Wakeup w{.wakee = &e.state.placement, .wakee_key = store_type::key(task),
+                                   .prev_cpu = e.prev_cpu(), .wakee_load = taskplace::kit::wakee_load<placer_type>};
     if (tl_.rt == this) {
       w.waking_cpu = tl_.worker;
       if (tl_.task != nullptr) {
-        w.waker = &store_.get(tl_.task, 0).state;
+        w.waker = &store_.get(tl_.task, 0).state.placement;
         w.waker_key = store_type::key(tl_.task);
         w.sync = sync;
       }
@@ -266,7 +295,8 @@ class Runtime {
       w.waking_cpu = taskplace::kit::off_pool_waking_cpu(e.prev_cpu(), rr_.fetch_add(1) % n, n);
     }
     // Traced: the answers it reads go with the wake event (kit::observed).
-    const CpuId c = placer_.place(w, taskplace::kit::observed<placer_type>(machine_.at(now), n), now).cpu;
+    const CpuId c = placer_.place(w, taskplace::kit::observed<placer_type>(MachineView{*this, now}, n), now).cpu;
+    if constexpr (reports_sleeps) e.state.sleeps.posted();
     if (c != w.waking_cpu) remote_.fetch_add(1, std::memory_order_relaxed);
     return c;
   }
@@ -295,6 +325,17 @@ class Runtime {
     if (e.prev_cpu() != taskplace::no_cpu && e.prev_cpu() != self)
       me.migrations.store(me.migrations.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     e.ran_on(self);
+    Nanoseconds started{0};
+    if constexpr (reports_sleeps) {  // the task runs (its next sleep report is due)
+      auto lk = lock(e);
+      while (e.state.sleeps.report_outstanding()) {  // the last report first
+        lk.unlock();
+        std::this_thread::yield();
+        lk.lock();
+      }
+      started = clock_.now();
+      placer_.task_runs(e.state.placement, started);
+    }
     tl_.task = x->task;
     try {
       x->run();
@@ -306,11 +347,33 @@ class Runtime {
       request_stop();
     }
     tl_.task = nullptr;
+    if constexpr (reports_sleeps)
+      if (!x->own) report_end(me, x->task, started);
     if (x->own) store_.erase(x->task, 0);
     delete x;
     me.handlers.store(me.handlers.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     machine_.stopped(self);
     done_one();
+  }
+
+  // Effects: the handler of `task` that started at `started` returned on
+  //   `me`: the task's sleep, late, at that moment (the clock read now
+  //   where kit::times_sleeps asks for one, else the handler's start),
+  //   unless another handler of the task was posted before the return
+  //   (then its stop; detail::TaskSleeps). The task's next run waits
+  //   until the report is in. A handler that called finished(task) is not
+  //   reported.
+  void report_end(Worker& me, Task task, Nanoseconds started) {
+    const Nanoseconds at = taskplace::kit::times_sleeps<placer_type> ? clock_.now() : started;
+    const bool worker_idle = me.q.size() == 0;  // SIS_CACHE reserves a worker that goes idle
+    entry_type* e = store_.find(task, 0);
+    if (e == nullptr) return;
+    auto& s = e->state;
+    s.sleeps.returned();
+    [[maybe_unused]] auto lk = lock(*e);
+    if (s.sleeps.ends_in_sleep()) me.sleeps.report(placer_, s.placement, store_type::key(task), worker_idle, at);
+    else placer_.task_stops(s.placement, at);
+    s.sleeps.reported();
   }
 
   void loop(CpuId self) {

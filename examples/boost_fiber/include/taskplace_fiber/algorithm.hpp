@@ -41,6 +41,7 @@
 #include "taskplace/detail/math.hpp"
 #include "taskplace/detail/topology_blocks.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/kit/calibration.hpp"
 #include "taskplace/kit/idle.hpp"
 #include "taskplace/kit/trace.hpp"
 #include "taskplace/kit/sleeps.hpp"
@@ -108,7 +109,7 @@ class Algorithm;
 // Invariant: every context in a worker queue is a detached worker context
 //   (never pinned); queued(c) counts it.
 // Invariant: the group outlives every thread that registered with it.
-template <class WakeTraits = taskplace::traits::Current, taskplace::Topology T = taskplace::TableTopology,
+template <class WakeTraits = taskplace::traits::Runtime, taskplace::Topology T = taskplace::TableTopology,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 class Group {
  public:
@@ -148,6 +149,12 @@ class Group {
   // writes nr_idle_scan (update_idle_cpu_scan), about once a tick.
   // default 4ms (a tick at HZ=250)
   taskplace::SaturatingNanoseconds llc_sample_period{std::chrono::milliseconds{4}};
+  // What waking a spinning or a blocked worker costs and a cache line's
+  // round trip between workers, read by rules that weigh a move in these
+  // costs (traits::Runtime's CostGate). Measured at construction when
+  // the placer reads them (taskplace::kit::measured_costs(), once per
+  // process, about 60 ms); kernel: none (cpuidle's exit latencies).
+  taskplace::kit::WakeCosts costs{};
 
   // Effects: one worker per CPU of `topology`.
   // Throws: TopologyError when the topology has more than 4096 CPUs.
@@ -157,6 +164,7 @@ class Group {
                                      std::to_string(topo_.cpu_count()) + ")");
     slots_ = std::make_unique<Slot[]>(topo_.cpu_count());
     for (CpuId c = 0; c < topo_.cpu_count(); ++c) slots_[c].thief.emplace(topo_, c);
+    if constexpr (taskplace::kit::reads_costs<placer_type>) costs = taskplace::kit::measured_costs();
   }
   // Effects: `workers` workers sharing one LLC, one worker per core.
   // Throws: TopologyError when workers == 0.
@@ -245,6 +253,14 @@ class Group {
     std::uint32_t nr_running(CpuId c) const noexcept { return g_->nr_running(c); }
     std::uint64_t load(CpuId c) const noexcept { return g_->load(c); }
     std::uint32_t llc_utilization_pct(CpuId c) const { return g_->llc_utilization_pct(c, now_); }
+    // O5: what getting a fiber running on c costs: 0 while c is busy;
+    // an idle worker spins (idle_spin) or blocks on its condition variable.
+    Nanoseconds wake_cost(CpuId c) const noexcept {
+      if (!g_->is_idle(c)) return Nanoseconds{0};
+      return g_->idle_spin.count() > 0 ? g_->costs.spinning : g_->costs.parked;
+    }
+    // O6: a cache line's round trip between workers.
+    Nanoseconds crossing_cost() const noexcept { return g_->costs.crossing; }
     // O3: c's reservation state (kit::SleepSlot; empty, and never read,
     // without a reservation policy).
     auto reservation(CpuId c) const noexcept { return g_->slots_[c].sleeps.reservation(); }
@@ -394,7 +410,7 @@ class Group {
       const Nanoseconds left =
           until > start ? std::chrono::duration_cast<Nanoseconds>(until - start) : Nanoseconds{0};
       const Nanoseconds spin = std::min<Nanoseconds>(idle_spin, left);
-      const Nanoseconds spin_until = taskplace::detail::saturating_add(clock_.now(), spin);
+      const Nanoseconds spin_until = taskplace::saturating_add(clock_.now(), spin);
       while (!s.pending.load(std::memory_order_acquire) && clock_.now() < spin_until) {
       }
     }
@@ -427,7 +443,7 @@ class Group {
 // A group whose placer and balancer record their decisions as Chrome trace
 // JSON (taskplace/kit/trace.hpp) into the trace given to Group::trace(), or
 // the one installed when it was constructed.
-template <class WakeTraits = taskplace::traits::Current, taskplace::Topology T = taskplace::TableTopology,
+template <class WakeTraits = taskplace::traits::Runtime, taskplace::Topology T = taskplace::TableTopology,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
 using TracedGroup = Group<taskplace::kit::Traced<WakeTraits>, T, taskplace::kit::Traced<BalanceTraits>>;
 

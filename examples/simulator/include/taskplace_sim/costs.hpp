@@ -18,6 +18,20 @@ namespace taskplace_sim {
 using namespace std::chrono_literals;
 using taskplace::Nanoseconds;
 
+// How a wake-up onto another CPU reaches it (Costs::wake_model).
+enum class WakeModel : std::uint8_t {
+  // The kernel's: every wake-up onto another CPU arrives remote_wakeup later
+  // and costs the waker ipi_send, whatever the target is doing.
+  kernel,
+  // A user-space runtime's: a wake-up onto a busy worker, or an idle one
+  // that went idle less than spin_window ago (it still spins on its queue),
+  // arrives after one cache line at the two CPUs' distance and costs the
+  // waker that line (it writes the target's queue); onto a parked worker
+  // (idle for spin_window or longer) it arrives remote_wakeup later (the
+  // unpark latency) and costs the waker ipi_send (the futex wake-up).
+  runtime,
+};
+
 // Which cache-hot test the balances apply (both through taskplace::TaskHot).
 enum class CacheHotModel : std::uint8_t {
   // The model the scenario table was measured with: the periodic balance
@@ -169,6 +183,44 @@ struct Costs {
   std::uint32_t cache_nice_tries = 1;
   // default table (see CacheHotModel); `taskplace_demo --cache-hot kernel`.
   CacheHotModel cache_hot = CacheHotModel::kernel;
+
+  // --- user-space runtimes ----------------------------------------------------------
+  // How wake-ups reach another CPU. default kernel (remote_wakeup and
+  // ipi_send for every one); runtime in Costs::userspace().
+  WakeModel wake_model = WakeModel::kernel;
+  // With WakeModel::runtime: how long an idle worker spins on its queue
+  // before it parks. 0: it parks at once. default 0 (unused by the kernel
+  // model).
+  Nanoseconds spin_window{0};
+
+  // Returns: the cost set of a user-space runtime (docs/simulator.md, "The
+  // user-space preset", cites each figure): resumes of tens of ns, a cache
+  // line round trip between workers of 660 ns (the kit's calibration on
+  // this project's 2-CPU virtual machine), a parked worker's unpark of
+  // 10 us, idle workers that spin 20 us before parking, no wake-up
+  // preemption (a cooperative runtime runs a task until it blocks), and a
+  // migration cost and steal costs scaled to those; the hardware's own
+  // figures (refills, L3 size, SMT speed, noise) stay.
+  static Costs userspace() {
+    Costs c;
+    c.wake_model = WakeModel::runtime;
+    c.spin_window = 20us;      // the pool's spin_before_park
+    c.context_switch = 50ns;   // a queue pop and a coroutine resume
+    c.remote_wakeup = 10us;    // a parked worker's unpark-to-running latency
+    c.ipi_send = 1us;          // the waker's futex(FUTEX_WAKE) that finds a waiter
+    c.wake_path = 50ns;        // the placement and a queue push
+    c.spurious_run = 200ns;
+    c.line_llc = 330ns;        // half the measured line round trip: the line comes over once
+    c.line_other_llc = 660ns;  // the defaults' ratios, x2 across L3s
+    c.line_node = 1320ns;      // and x4 across nodes
+    c.message_lines = 2;       // a channel's slot and its index
+    c.wakeup_granularity = 1s; // no wake-up preemption
+    c.sleeper_credit = 0ns;
+    c.newidle_base = 100ns;    // a steal attempt's own work, beside the lines it reads
+    c.lock_lines = 3;          // a steal's CAS on the victim's queue and the task's lines
+    c.migration_cost = 25us;   // refill_core + refill_llc of a 256 KB working set, rounded down
+    return c;
+  }
 };
 
 }  // namespace taskplace_sim

@@ -514,6 +514,7 @@ class Machine {
   bool send(Task& from, std::uint32_t to, CpuId c, Nanoseconds stamp, bool sync, std::uint32_t bytes);
   void take_message(Task& t, CpuId c);
   void wake(Task& u, Task* waker, CpuId c, bool sync);
+  bool parked(CpuId c) const;
   void on_arrival(Task& u);
   void on_timer(Task& u);
 

@@ -230,9 +230,12 @@ void Machine<T, W, B>::wake(Task& u, Task* waker, CpuId c, bool sync) {
   if (trace_ != nullptr)
     trace_->wake(now_, u.spec->name, c, p.cpu, taskplace::to_string(p.affine),
                  taskplace::to_string(p.reason), p.wide, sync);
+  // Onto another CPU: the kernel's IPI and remote wake-up, or (a runtime)
+  // a line to a busy or spinning worker, the unpark to a parked one.
+  const bool handoff = p.cpu != c && !parked(p.cpu);
   if (waker != nullptr) {
-    const Nanoseconds cost = costs_.wake_path + costs_.line_llc * static_cast<std::int64_t>(p.scanned) +
-                             (p.cpu != c ? costs_.ipi_send : Nanoseconds{0});
+    const Nanoseconds send = p.cpu == c ? Nanoseconds{0} : handoff ? cost_.line(c, p.cpu) : costs_.ipi_send;
+    const Nanoseconds cost = costs_.wake_path + costs_.line_llc * static_cast<std::int64_t>(p.scanned) + send;
     waker->extra += cost;
     if (measuring_) r_.wake_path_time += cost;
   }
@@ -240,11 +243,25 @@ void Machine<T, W, B>::wake(Task& u, Task* waker, CpuId c, bool sync) {
   u.cpu = p.cpu;
   if (p.cpu == c) {
     enqueue(u, c, true);
+  } else if (handoff) {
+    // A line's latency differs by distance: not a fixed-delay lane.
+    ++cpus_[p.cpu].pending;
+    refresh(p.cpu);
+    push(now_ + cost_.line(c, p.cpu), EventKind::arrival, u.id, 0);
   } else {
     ++cpus_[p.cpu].pending;
     refresh(p.cpu);
     events_.push_in_lane(arrival_lane, now_ + costs_.remote_wakeup, EventKind::arrival, u.id, 0);
   }
+}
+
+// Returns: whether a wake-up onto c pays the full remote wake-up: always
+// under WakeModel::kernel; under WakeModel::runtime when c is idle (no
+// task, none queued or on its way) and went idle spin_window or more ago.
+template <taskplace::Topology T, class W, class B>
+bool Machine<T, W, B>::parked(CpuId c) const {
+  if (costs_.wake_model == WakeModel::kernel) return true;
+  return idle_now(c) && now_ - cpus_[c].idle_at >= costs_.spin_window;
 }
 
 template <taskplace::Topology T, class W, class B>

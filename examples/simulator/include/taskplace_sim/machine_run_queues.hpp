@@ -194,6 +194,7 @@ void Machine<T, W, B>::pick_next(CpuId c, bool allow_balance) {
   for (;;) {
     if (rq_.empty(c)) {
       if (allow_balance && newidle(c)) return;
+      k.idle_at = now_;  // its spin window starts (WakeModel::runtime)
       k.mode = CpuMode::idle;
       k.curr = -1;
       ++k.gen;

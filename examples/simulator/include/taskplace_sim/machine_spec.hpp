@@ -143,6 +143,11 @@ inline const std::vector<MachinePreset>& machine_presets() {
       {"chen2023-snc2", "2x1x56x2,snc2,llc=105M",
        "the same Sapphire Rapids with Sub-NUMA Clustering in two nodes per socket"},
       {"epyc", "2x8x8x2,llc=32M", "AMD EPYC (Zen 3 class): 2 sockets x 8 CCDs x 8 cores x 2 threads, 32 MB L3 per CCD"},
+      // The user-space comparison's machines (scenarios_userspace.hpp): SMT,
+      // several LLCs, two nodes, at three sizes.
+      {"rt16", "2x2x2x2,llc=8M", "16 CPUs: 2 nodes x 2 LLCs x 2 cores x 2 threads (8 MB L3 each)"},
+      {"rt64", "2x2x8x2,llc=32M", "64 CPUs: 2 nodes x 2 LLCs x 8 cores x 2 threads (32 MB L3 each; a Zen 3 CCD class)"},
+      {"rt256", "2x4x16x2,llc=32M", "256 CPUs: 2 nodes x 4 LLCs x 16 cores x 2 threads (32 MB L3 each)"},
       {"big4096", "8x4x64x2,llc=64M", "a 4096-CPU machine for speed checks: 8 sockets x 4 LLCs x 64 cores x 2 threads"},
   };
   return p;

@@ -101,6 +101,7 @@ struct CpuRecord {
   // TaskHot keeps them.
   taskplace::TaskHotState hot{};
   Nanoseconds lock_free_at{0};       // when newidle pullers release its run-queue lock
+  Nanoseconds idle_at{0};            // when it last went idle (WakeModel::runtime: spinning, then parked)
 };
 
 }  // namespace taskplace_sim

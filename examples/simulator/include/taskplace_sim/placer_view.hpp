@@ -4,7 +4,8 @@
 //
 // Kernel analogue: what select_task_rq_fair() reads of the run queues:
 // idle_cpu(), rq->nr_running, the load, the LLC's utilisation and (with a
-// reservation policy) the per-CPU reservation.
+// reservation policy) the per-CPU reservation; and a runtime's costs:
+// what waking each CPU costs (spinning or parked) and a line's round trip.
 //
 // load(c) is 1024 x runnable tasks (sleepers left out, as the affine
 // input docs prescribe with wakee_load = 0); llc_utilization_pct is the
@@ -33,6 +34,16 @@ struct MachineView {
     return 100u * m->llc_busy_[m->cost_.llc_of(c)] / size;
   }
   const auto& reservation(taskplace::CpuId c) const { return m->rst_[c]; }
+  // What getting a new task running on c costs (the kit's Machine::wake_cost):
+  // 0 on a CPU with a task, a line on a spinning one, remote_wakeup on a
+  // parked one (every idle one under WakeModel::kernel).
+  taskplace::Nanoseconds wake_cost(taskplace::CpuId c) const {
+    if (!m->idle_now(c)) return taskplace::Nanoseconds{0};
+    return m->parked(c) ? m->costs_.remote_wakeup : m->costs_.line_llc;
+  }
+  // A cache line's round trip between two workers of one L3: the floor of
+  // any hand-off.
+  taskplace::Nanoseconds crossing_cost() const { return 2 * m->costs_.line_llc; }
 };
 
 }  // namespace taskplace_sim

@@ -58,18 +58,19 @@ inline Workload pgbench(std::uint32_t clients, std::uint32_t cpus, std::uint32_t
 }
 
 // `pairs` ping-pong pairs (perf bench sched pipe): write 1 byte, wait for
-// the answer; 2 us of work per side.
-inline Workload pipe(std::uint32_t pairs, std::uint32_t cpus) {
+// the answer; `work` per side (2 us: a write and a read system call; a
+// user-space channel's send and receive are a tenth of it).
+inline Workload pipe(std::uint32_t pairs, std::uint32_t cpus, Nanoseconds work = 2us) {
   Workload w;
   w.unit = "round trips/s";
   for (std::uint32_t p = 0; p < pairs; ++p) {
     const std::uint32_t a = 2 * p, b = a + 1;
     w.tasks.push_back(TaskSpec{.name = "ping" + std::to_string(p),
-                               .program = {Step::compute(2us), Step::send(b, true, 1), Step::wait(), Step::count(), Step::loop()},
+                               .program = {Step::compute(work), Step::send(b, true, 1), Step::wait(), Step::count(), Step::loop()},
                                .footprint_kb = 64,
                                .start_cpu = a % cpus});
     w.tasks.push_back(TaskSpec{.name = "pong" + std::to_string(p),
-                               .program = {Step::wait(), Step::compute(2us), Step::respond(true, 1), Step::loop()},
+                               .program = {Step::wait(), Step::compute(work), Step::respond(true, 1), Step::loop()},
                                .footprint_kb = 64,
                                .start_cpu = b % cpus});
   }
@@ -91,9 +92,12 @@ inline Workload pipe(std::uint32_t pairs, std::uint32_t cpus) {
 // `fork_order` (the CPUs in the order fork balancing fills them, e.g.
 // spread_order()), the tasks take them in fork order (each group's
 // receivers, then its senders) from a point drawn from `seed`; without
-// it, drawn from `seed` (fork placement differs run to run).
+// it, drawn from `seed` (fork placement differs run to run). `write_each`
+// and `read_each`: a message's write and read (a user-space channel's are
+// a tenth of the system calls').
 inline Workload hackbench(std::uint32_t cpus, std::uint64_t seed, std::uint32_t loops, std::uint32_t groups = 1,
-                          std::uint32_t batch = 10, const std::vector<CpuId>& fork_order = {}) {
+                          std::uint32_t batch = 10, const std::vector<CpuId>& fork_order = {},
+                          Nanoseconds write_each = 1500ns, Nanoseconds read_each = 1000ns) {
   Workload w;
   w.unit = "s";
   const std::uint32_t n = 20;
@@ -104,7 +108,7 @@ inline Workload hackbench(std::uint32_t cpus, std::uint64_t seed, std::uint32_t 
     if (fork_order.empty()) return rng.below(cpus);
     return fork_order[(first + forked++) % fork_order.size()];
   };
-  const Nanoseconds write = 1500ns * batch, read = 1000ns * batch;
+  const Nanoseconds write = write_each * batch, read = read_each * batch;
   const std::uint32_t bytes = 100 * batch;
   for (std::uint32_t g = 0; g < groups; ++g) {
     const std::uint32_t base = static_cast<std::uint32_t>(w.tasks.size());

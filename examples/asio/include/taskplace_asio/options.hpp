@@ -1,0 +1,41 @@
+// taskplace_asio/options.hpp: the Asio runtime's options and counters
+// (Runtime, runtime.hpp).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "taskplace/types.hpp"
+
+namespace taskplace_asio {
+
+using taskplace::CpuId;
+using taskplace::Nanoseconds;
+
+struct Options {
+  // How long an idle worker polls its queue and the others' before it
+  // blocks in its io_context (a wake-up of a blocked thread costs a futex
+  // round trip). default 20 us; kernel: the cpuidle poll state.
+  Nanoseconds idle_spin{std::chrono::microseconds{20}};
+  // While it spins, how often it looks at the others' queues (the newidle
+  // balance looked when it ran dry). A wake-up the placer kept on a busy
+  // worker (the waker's, which ends next) is then not taken at once by a
+  // spinning neighbour. default 5 us; kernel: the idle balance's interval.
+  Nanoseconds idle_balance{std::chrono::microseconds{5}};
+  // How long a blocked worker sleeps at most before it looks at the other
+  // workers' queues again. default 1 ms; kernel: the nohz idle-balance kick.
+  Nanoseconds idle_poll{std::chrono::milliseconds{1}};
+  // Handlers a worker runs from its queue before it polls its io_context
+  // (timers, sockets). default 16.
+  std::uint32_t poll_every = 16;
+};
+
+struct Stats {
+  std::uint64_t handlers = 0;    // handlers run
+  std::uint64_t migrations = 0;  // handlers of a task run on another worker than its last
+  std::uint64_t steals = 0;      // handlers an idle worker took from another's queue
+  std::uint64_t remote = 0;      // wake-ups placed on another worker than the waking one
+  std::uint64_t unparks = 0;     // wake-ups that ended a worker's sleep in its io_context
+};
+
+}  // namespace taskplace_asio

@@ -1,0 +1,258 @@
+// CostGate (placer/cost_gate.hpp), the rule of traits::Runtime, from its
+// cost argument: the wakee B of waker A stays on A's worker when
+//   (a) A's average overlap + q * B's average run < the move cost, or
+//   (b) (q + 1) * B's average run < the move cost,
+// q being the tasks queued behind A on its worker, the move cost the
+// machine's crossing cost (tunables::crossing_cost, 250 ns, without one),
+// or prev's wake cost when prev is another idle worker and costs more.
+// Then inside WakePlacer against today's kernel on the same wake-ups.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "taskplace/kit/machine.hpp"
+#include "taskplace/placer/cost_gate.hpp"
+#include "taskplace/testing/machine.hpp"
+#include "taskplace/topology/uniform.hpp"
+#include "taskplace/wake_placer.hpp"
+
+using namespace taskplace;
+using namespace std::chrono_literals;
+using testing::ScriptedMachine;
+
+namespace Catch {
+template <>
+struct StringMaker<WakeReason> {
+  static std::string convert(WakeReason r) { return to_string(r); }
+};
+}  // namespace Catch
+
+namespace {
+constexpr TaskKey key_a = 1, key_b = 2;
+
+// A alone on its worker; overlap, B's run and the move cost as given.
+constexpr WakeOnCurrentInput gate_input(Nanoseconds overlap, Nanoseconds run, Nanoseconds cost,
+                                        std::uint32_t nr_running = 1, bool ran_here = true) {
+  WakeOnCurrentInput in{.waking_nr_running = nr_running,
+                        .waker_duration = 0ns,
+                        .wakee_duration = run,
+                        .waker_flips = 0,
+                        .wakee_flips = 0,
+                        .waker_last_wakee = key_b,
+                        .wakee_last_wakee = no_task,
+                        .waker = key_a,
+                        .wakee = key_b,
+                        .cpu_count = 2};
+  in.waker_overlap = overlap;
+  in.move_cost = cost;
+  in.wakee_ran_here = ran_here;
+  return in;
+}
+constexpr WakeReason verdict(const WakeOnCurrentInput& in) {
+  const KeepVerdict v = CostGate::decide(in);
+  return v ? v.reason : WakeReason::no_search;
+}
+}  // namespace
+
+TEST_CASE("a waker that blocks within the crossing cost keeps its wakee", "[cost_gate]") {
+  // (a) with q = 0: overlap < cost, whatever B's run.
+  CHECK(verdict(gate_input(100ns, 50us, 650ns)) == WakeReason::waker_blocks);
+  CHECK(verdict(gate_input(649ns, 50us, 650ns)) == WakeReason::waker_blocks);
+  // The edge: an overlap equal to the cost is not below it.
+  CHECK(verdict(gate_input(650ns, 50us, 650ns)) == WakeReason::no_search);
+  // A waker never measured (average 0) reads as one that blocks at once.
+  CHECK(verdict(gate_input(0ns, 50us, 650ns)) == WakeReason::waker_blocks);
+  // Queued work counts: 100 + 2 * 250 = 600 < 650 keeps; 100 + 3 * 250 = 850 does not
+  // by (a), nor by (b): 4 * 250 = 1000.
+  CHECK(verdict(gate_input(100ns, 250ns, 650ns, 3)) == WakeReason::waker_blocks);  // (b): 3 * 250 > 650
+  CHECK(verdict(gate_input(100ns, 250ns, 650ns, 4)) == WakeReason::no_search);
+  // Queued work of unknown length (B never measured) never passes (a).
+  CHECK(verdict(gate_input(100ns, 0ns, 650ns, 2)) == WakeReason::no_search);
+  // (a) needs B's cache on the waking CPU: a B that last ran elsewhere
+  // is pulled only if short (b).
+  CHECK(verdict(gate_input(100ns, 50us, 650ns, 1, false)) == WakeReason::no_search);
+  CHECK(verdict(gate_input(100ns, 600ns, 650ns, 1, false)) == WakeReason::short_work);
+}
+
+TEST_CASE("a 1:N dispatcher's wakees spread when their work exceeds the crossing cost", "[cost_gate]") {
+  // The dispatcher runs on 20 us after each wake-up: (a) fails; each
+  // wakee runs 5 us > 650 ns: (b) fails at once.
+  CHECK(verdict(gate_input(20us, 5us, 650ns)) == WakeReason::no_search);
+  // Short wakees are kept while the queue's work stays below the cost:
+  // 100 ns each, (q + 1) * 100 < 650 for q <= 5.
+  for (std::uint32_t q = 0; q <= 5; ++q) {
+    INFO("queued " << q);
+    CHECK(verdict(gate_input(20us, 100ns, 650ns, q + 1)) == WakeReason::short_work);
+  }
+  CHECK(verdict(gate_input(20us, 100ns, 650ns, 7)) == WakeReason::no_search);
+  // 650 ns exactly is not below the cost: (q + 1) * 130 < 650 for q <= 3.
+  CHECK(verdict(gate_input(20us, 130ns, 650ns, 4)) == WakeReason::short_work);
+  CHECK(verdict(gate_input(20us, 130ns, 650ns, 5)) == WakeReason::no_search);
+  // A wakee never measured is never short.
+  CHECK(verdict(gate_input(20us, 0ns, 650ns)) == WakeReason::no_search);
+}
+
+TEST_CASE("the gate keeps no pair it cannot judge", "[cost_gate]") {
+  auto in = gate_input(100ns, 100ns, 650ns);
+  in.waker = no_task;
+  CHECK(verdict(in) == WakeReason::no_search);
+  in = gate_input(100ns, 100ns, 650ns);
+  in.wakee = key_a;  // a task waking itself
+  CHECK(verdict(in) == WakeReason::no_search);
+  // A zero cost keeps nothing; the largest inputs overflow nothing.
+  CHECK(verdict(gate_input(0ns, 1ns, 0ns)) == WakeReason::no_search);
+  constexpr auto max = Nanoseconds::max();
+  constexpr auto u32_max = std::numeric_limits<std::uint32_t>::max();
+  CHECK(verdict(gate_input(max, max, max, u32_max)) == WakeReason::no_search);
+  CHECK(verdict(gate_input(0ns, max, max, u32_max)) == WakeReason::no_search);
+  CHECK(verdict(gate_input(0ns, 1ns, max, u32_max)) == WakeReason::waker_blocks);  // 2^32 - 1 ns of work
+  CHECK(verdict(gate_input(max - 1ns, 0ns, max)) == WakeReason::waker_blocks);
+}
+
+TEST_CASE("the move cost is the crossing floor, or prev's wake cost when prev is another idle worker",
+          "[cost_gate]") {
+  kit::Machine m{3, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
+  m.running(0);
+  m.parked(1);
+  m.spinning(2);
+  const auto at = m.at(0ns);
+  CHECK(move_cost(at, 0, 1) == 30us);   // prev parked: its unpark latency
+  CHECK(move_cost(at, 0, 2) == 650ns);  // prev spinning: 300 ns, below the floor
+  CHECK(move_cost(at, 0, 0) == 650ns);  // prev is the waking worker: the floor
+  m.running(1);
+  CHECK(move_cost(at, 0, 1) == 650ns);  // prev busy: the floor
+  // A machine that measures nothing: the tunable.
+  ScriptedMachine<> plain{2};
+  CHECK(move_cost(plain, 0, 1) == tunables::crossing_cost);
+  kit::Machine unmeasured{2};
+  CHECK(move_cost(unmeasured.at(0ns), 0, 1) == tunables::crossing_cost);
+}
+
+namespace {
+// A ping-pong pair on a 2-CPU machine: A on worker 0 wakes B (last on
+// b_cpu, where each placement leaves it), sleeps `overlap` later; B runs
+// `run`, then sleeps.
+template <class Traits>
+struct Pair {
+  using Placer = WakePlacer<UniformTopology, Traits>;
+  UniformTopology topo{1, 1, 2, 1};
+  Placer placer{topo};
+  typename Placer::task_state a{}, b{};
+  CpuId b_cpu;
+  Nanoseconds now = 1ms;
+
+  explicit Pair(CpuId b_starts_on) : b_cpu(b_starts_on) {}
+  Placement round(kit::Machine& m, Nanoseconds overlap, Nanoseconds run) {
+    placer.task_runs(a, now);
+    now += run;
+    m.running(0);
+    const Placement p = placer.place({.waker = &a, .waker_key = key_a, .wakee = &b, .wakee_key = key_b,
+                                      .waking_cpu = 0, .prev_cpu = b_cpu, .sync = true},
+                                     m.at(now), now);
+    b_cpu = p.cpu;
+    now += overlap;
+    placer.task_sleeps(a, now);
+    placer.task_runs(b, now);
+    now += run;
+    placer.task_sleeps(b, now);
+    return p;
+  }
+};
+}  // namespace
+
+TEST_CASE("traits::Runtime keeps a pipe pair on the waker's worker where the kernel splits it",
+          "[cost_gate][wake_placer]") {
+  kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
+  m.spinning(1);
+  // The pair settled on worker 0; A blocks 100 ns after its wake-up:
+  // below the 650 ns floor. Test (a), every round.
+  Pair<traits::Runtime> rt{0};
+  for (int i = 0; i < 20; ++i) {
+    const Placement p = rt.round(m, 100ns, 2us);
+    INFO("round " << i);
+    CHECK(p.cpu == 0u);
+    CHECK(p.reason == WakeReason::waker_blocks);
+    CHECK(p.affine == AffineReason::cost_gate);
+  }
+  // The kernel: sync pull to CPU 0, busy; the search finds CPU 1 idle.
+  Pair<traits::Current> cur{0};
+  CHECK(cur.round(m, 100ns, 2us).cpu == 1u);
+  // A pair of short tasks that starts apart settles by test (b): B's
+  // runs of 200 ns are below the move cost, so B is pulled to worker 0
+  // once its run is measured, and test (a) keeps it there.
+  Pair<traits::Runtime> apart{1};
+  CHECK(apart.round(m, 100ns, 200ns).cpu == 1u);  // B's run not measured yet: the kernel's rules
+  const Placement pulled = apart.round(m, 100ns, 200ns);
+  CHECK(pulled.cpu == 0u);
+  CHECK(pulled.reason == WakeReason::short_work);
+}
+
+TEST_CASE("traits::Runtime does not pull a long-running wakee from the CPU that holds its cache",
+          "[cost_gate][wake_placer]") {
+  // A 1:N client that blocks at once, a backend of 5 us last on worker 1:
+  // test (a) needs B's cache on worker 0, test (b) a run below 650 ns.
+  kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
+  m.spinning(1);
+  Pair<traits::Runtime> rt{1};
+  for (int i = 0; i < 20; ++i) {
+    const Placement p = rt.round(m, 100ns, 5us);
+    INFO("round " << i);
+    CHECK(p.cpu == 1u);
+    CHECK(p.reason == WakeReason::idle_prev);
+  }
+}
+
+TEST_CASE("traits::Runtime spreads the work of a waker that runs on, unless the work is shorter than the move",
+          "[cost_gate][wake_placer]") {
+  kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
+  m.spinning(1);
+  // A runs 20 us after each wake-up, B 5 us: neither test holds; the
+  // kernel's pipeline moves B to the idle worker 1 and keeps it there.
+  Pair<traits::Runtime> rt{0};
+  Placement p{};
+  for (int i = 0; i < 40; ++i) p = rt.round(m, 20us, 5us);
+  CHECK(p.cpu == 1u);
+  CHECK(p.reason == WakeReason::idle_prev);
+  // The same waker, a wakee of 200 ns: (b), 200 < 650, wherever B was.
+  Pair<traits::Runtime> short_work{1};
+  for (int i = 0; i < 40; ++i) p = short_work.round(m, 20us, 200ns);
+  CHECK(p.cpu == 0u);
+  CHECK(p.reason == WakeReason::short_work);
+  // B last on a parked worker 1: the move's cost is its 30 us unpark, so
+  // a 5 us wakee is short there (test b) and stays on worker 0.
+  m.parked(1);
+  Pair<traits::Runtime> parked{1};
+  (void)parked.round(m, 20us, 5us);  // B's run not measured yet
+  parked.b_cpu = 1;
+  p = parked.round(m, 20us, 5us);
+  CHECK(p.cpu == 0u);
+  CHECK(p.reason == WakeReason::short_work);
+  // The same with worker 1 spinning: 650 ns, B moves.
+  m.spinning(1);
+  parked.b_cpu = 1;
+  CHECK(parked.round(m, 20us, 5us).cpu == 1u);
+}
+
+TEST_CASE("one preempted sample does not hold a pair apart: the gate reads the lower of average and latest",
+          "[cost_gate][wake_placer]") {
+  kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
+  m.spinning(1);
+  Pair<traits::Runtime> rt{0};
+  for (int i = 0; i < 20; ++i) (void)rt.round(m, 100ns, 2us);
+  // A 4 ms overlap (the worker's thread lost its CPU): the average jumps
+  // to about 500 us; the next wake-up reads that sample and moves B.
+  CHECK(rt.round(m, 4ms, 2us).reason == WakeReason::waker_blocks);  // judged on the samples before it
+  const Placement moved = rt.round(m, 100ns, 2us);
+  CHECK(moved.cpu == 1u);
+  CHECK(OverlapTracker::average(rt.a.overlap) > 400us);
+  // Back on worker 0 (as a steal would bring it), the wake-up after a
+  // short sample is kept again, whatever the average.
+  rt.b_cpu = 0;
+  const Placement kept = rt.round(m, 100ns, 2us);
+  CHECK(kept.cpu == 0u);
+  CHECK(kept.reason == WakeReason::waker_blocks);
+  CHECK(OverlapTracker::average(rt.a.overlap) > 300us);
+}
