@@ -2,6 +2,7 @@
 // strict parser below reads it back), one event per decision, safe from
 // several threads at once, bounded with a dropped count.
 #include "taskplace/kit/trace.hpp"
+#include "taskplace/kit/machine.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -259,6 +260,10 @@ TEST_CASE("a wake event carries the machine its placer read", "[kit][trace]") {
   static_assert(std::is_same_v<decltype(kit::observed<WakePlacer<UniformTopology>>(m, 12)), testing::ScriptedMachine<>>);
   static_assert(HasLlcUtilization<kit::ObservedMachine<testing::ScriptedMachine<true>>>);
   static_assert(!HasLlcUtilization<kit::ObservedMachine<testing::ScriptedMachine<>>>);
+  // The move costs a CostGate reads pass through, where the machine has them.
+  static_assert(HasWakeCost<kit::ObservedMachine<kit::Machine::At>>);
+  static_assert(HasCrossingCost<kit::ObservedMachine<kit::Machine::At>>);
+  static_assert(!HasWakeCost<kit::ObservedMachine<Flickering>> && !HasCrossingCost<kit::ObservedMachine<Flickering>>);
 }
 
 TEST_CASE("a view marks the CPUs whose answers changed under the placer", "[kit][trace]") {

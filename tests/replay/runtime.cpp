@@ -262,7 +262,8 @@ TEST_CASE("the stored pool trace replays under every policy set by its rules", "
 
 #if TASKPLACE_REPLAY_POOL
 namespace {
-using TracedPool = taskplace_pool::TracedPool<taskplace::UniformTopology>;
+// The pool under Current, the set the replay's first row runs.
+using TracedPool = taskplace_pool::TracedPool<taskplace::UniformTopology, traits::Current>;
 taskplace_pool::task<void> echo(taskplace_pool::Channel<int>& in, taskplace_pool::Channel<int>& out) {
   while (auto v = co_await in.recv()) co_await out.send(*v);
 }

@@ -209,6 +209,17 @@ class ObservedMachine {
   {
     return m_.reservation(c);
   }
+  // O5, O6 (CostGate's costs): forwarded, not recorded.
+  Nanoseconds wake_cost(CpuId c) const
+    requires HasWakeCost<M>
+  {
+    return m_.wake_cost(c);
+  }
+  Nanoseconds crossing_cost() const
+    requires HasCrossingCost<M>
+  {
+    return m_.crossing_cost();
+  }
 
  private:
   static const ObservedMachine& self(const void* p) noexcept { return *static_cast<const ObservedMachine*>(p); }
