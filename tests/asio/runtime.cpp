@@ -339,6 +339,49 @@ TEST_CASE("a traced runtime records each placement once, as valid Chrome trace J
   CHECK(wakes == wakeups);
 }
 
+TEST_CASE("a traced runtime records each newidle balance of its balancer once") {
+  // TracedRuntime: the balancer's traits carry the trace hook too, as the
+  // pool's and the Boost.Fiber group's do. Two tasks on four workers: the
+  // two workers without a handler run dry again and again, and each
+  // newidle balance (kit::Stealer through IdleBalancer) is one "balance"
+  // event, as many as the balancer counted.
+  Watchdog dog{30s, "traced balancer"};
+  taskplace::kit::ChromeTrace trace{1 << 18};
+  std::uint64_t balances = 0, wakeups = 0;
+  {
+    taskplace::kit::ChromeTrace::Install on{trace};
+    taskplace_asio::TracedRuntime<> rt{4};
+    int a = 0, b = 0;
+    std::atomic<std::uint32_t> left{2'000};
+    std::function<void(bool)> hop = [&](bool to_a) {
+      if (left.fetch_sub(1) > 1) rt.post(to_a ? static_cast<const void*>(&a) : &b, [&hop, to_a] { hop(!to_a); });
+    };
+    REQUIRE(rt.post(&a, [&hop] { hop(false); }));
+    rt.join();
+    balances = rt.balancer().stats().get(taskplace::BalanceCounter::runs);
+    wakeups = rt.placer().stats().get(taskplace::WakeCounter::wakeups);
+  }
+  REQUIRE(trace.dropped() == 0);
+  std::ostringstream out;
+  trace.write(out);
+  const auto j = strict_json::Reader(out.str()).document();
+  std::uint64_t events = 0, wakes = 0;
+  for (const auto& e : j["traceEvents"].array()) {
+    if (!e.has("cat")) continue;
+    if (e["cat"].str() == "wake") {
+      ++wakes;
+      CHECK(e["args"]["machine"]["cpus"].num() == 4);  // the machine its placer read (kit::observed)
+    }
+    if (e["cat"].str() != "balance") continue;
+    ++events;
+    CHECK(e["args"]["cpu"].num() < 4);
+    CHECK(e["tid"].num() == e["args"]["cpu"].num());
+  }
+  CHECK(balances > 0);
+  CHECK(events == balances);
+  CHECK(wakes == wakeups);  // the placements still, beside them
+}
+
 // --- The policy sets that read sleeps (the handlers' runs and the tasks'
 // sleeps reported late, at each handler's return: runtime.hpp) -----------
 

@@ -2,6 +2,7 @@
 // strict parser below reads it back), one event per decision, safe from
 // several threads at once, bounded with a dropped count.
 #include "taskplace/kit/trace.hpp"
+#include "taskplace/kit/machine.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -200,4 +201,105 @@ TEST_CASE("placers on several threads record into one trace, none lost below the
   for (const Json& e : j["traceEvents"].array())
     if (e.has("cat")) ++per_tid[e["tid"].num()];
   CHECK(per_tid.size() == threads);  // every thread's CPU has its events
+}
+
+namespace {
+// A machine whose CPU 5 answers busy, then idle, then busy...: it changes
+// under the placer (as a runtime's workers do), so two reads disagree.
+struct Flickering {
+  mutable int reads = 0;
+  bool is_idle(CpuId c) const { return c == 5 ? (reads++ % 2) == 1 : c == 7; }
+  std::uint32_t nr_running(CpuId c) const { return c == 7 ? 0u : 1u; }
+  std::uint64_t load(CpuId c) const { return nr_running(c) * 1024u; }
+};
+}  // namespace
+
+TEST_CASE("a wake event carries the machine its placer read", "[kit][trace]") {
+  ChromeTrace trace{64};
+  const auto topo = presets::westmere_12cpu_2013();  // two LLCs of 6 CPUs
+  ChromeTrace::Install on{trace};
+  using Placer = WakePlacer<UniformTopology, CountedTraced>;
+  const Placer placer{topo};
+  Placer::task_state waker, wakee;
+  testing::ScriptedMachine<> m{12};
+  m.all_busy().idle(3).busy(0, 1, 1000);
+  // As the first test: wake_affine_idle() reads is_idle(0) (busy) and, for
+  // a sync wake-up, nr_running(0) == 1 (target 0, reason sync);
+  // select_idle_sibling() reads is_idle(0) again, then prev 3 (idle):
+  // idle_prev. The hook adds the idle state of the CPUs not read and the
+  // counts of prev.
+  const auto p = placer.place({.waker = &waker, .waker_key = 7, .wakee = &wakee, .wakee_key = 8,
+                               .waking_cpu = 0, .prev_cpu = 3, .sync = true},
+                              kit::observed<Placer>(m, 12), Nanoseconds{1'000});
+  REQUIRE(p.cpu == 3);
+  REQUIRE(p.reason == WakeReason::idle_prev);
+  // Without kit::observed: no view.
+  placer.place({.waker = &waker, .waker_key = 7, .wakee = &wakee, .wakee_key = 8, .waking_cpu = 0, .prev_cpu = 3},
+               m, Nanoseconds{2'000});
+  const Json j = parse(trace);
+  const auto& events = j["traceEvents"].array();
+  const Json& v = events.at(0)["args"]["machine"];
+  CHECK(v["cpus"].num() == 12);
+  CHECK(v["known"].num() == 0xfff);        // every CPU of the 12
+  CHECK(v["idle"].num() == 1 << 3);        // CPU 3 alone idle
+  CHECK(v["read"].num() == (1 | 1 << 3));  // the placer asked about 0 and 3
+  CHECK(v["torn"].num() == 0);
+  const auto& counts = v["counts"].array();
+  REQUIRE(counts.size() == 2);
+  CHECK(counts[0]["cpu"].num() == 0);  // read first, by wake_affine_idle()
+  CHECK(counts[0]["nr_running"].num() == 1);
+  CHECK(counts[0]["load"].num() == 1000);  // read by the hook after the decision
+  CHECK(counts[1]["cpu"].num() == 3);
+  CHECK(counts[1]["nr_running"].num() == 0);
+  CHECK(!v.has("llc"));  // ScriptedMachine<> has no llc_utilization_pct: not read
+  CHECK(std::get<bool>(v["has_llc"].v) == false);  // ... and the view says so
+  CHECK(std::get<bool>(v["has_idle_core"].v) == false);
+  CHECK(std::get<bool>(v["beyond"].v) == false);
+  CHECK(!events.at(1)["args"].has("machine"));
+  // With no trace hook, observed() is the machine itself.
+  static_assert(std::is_same_v<decltype(kit::observed<WakePlacer<UniformTopology>>(m, 12)), testing::ScriptedMachine<>>);
+  static_assert(HasLlcUtilization<kit::ObservedMachine<testing::ScriptedMachine<true>>>);
+  static_assert(!HasLlcUtilization<kit::ObservedMachine<testing::ScriptedMachine<>>>);
+  // The move costs a CostGate reads pass through, where the machine has them.
+  static_assert(HasWakeCost<kit::ObservedMachine<kit::Machine::At>>);
+  static_assert(HasCrossingCost<kit::ObservedMachine<kit::Machine::At>>);
+  static_assert(!HasWakeCost<kit::ObservedMachine<Flickering>> && !HasCrossingCost<kit::ObservedMachine<Flickering>>);
+}
+
+TEST_CASE("a view marks the CPUs whose answers changed under the placer", "[kit][trace]") {
+  ChromeTrace trace{8};
+  const UniformTopology topo{1, 1, 8, 1};
+  ChromeTrace::Install on{trace};
+  using Placer = WakePlacer<UniformTopology, CountedTraced>;
+  const Placer placer{topo};
+  Placer::task_state waker, wakee;
+  // Waking 0 (busy), prev 5: wake_affine_idle() reads 5 busy (load test
+  // follows); select_idle_sibling() reads 5 again, now idle (idle_prev or
+  // the scan): two answers for CPU 5.
+  const auto p = placer.place(
+      {.waker = &waker, .waker_key = 1, .wakee = &wakee, .wakee_key = 2, .waking_cpu = 0, .prev_cpu = 5},
+      kit::observed<Placer>(Flickering{}, 8), Nanoseconds{1'000});
+  (void)p;
+  const Json v = parse(trace)["traceEvents"].array().at(0)["args"]["machine"];
+  CHECK(v["torn"].num() == 1 << 5);
+  CHECK(v["idle"].num() == 1 << 7);  // the first answer for 5 (busy) stays
+}
+
+TEST_CASE("a runtime's task events are written with their kind, task, CPU and time", "[kit][trace]") {
+  ChromeTrace trace{8};
+  trace.record(kit::TaskEvent{42, 3, Nanoseconds{1'500}, kit::TaskEvent::Kind::runs});
+  trace.record(kit::TaskEvent{42, 3, Nanoseconds{2'750}, kit::TaskEvent::Kind::sleeps, true});
+  trace.record(kit::TaskEvent{43, 1, Nanoseconds{3'000}, kit::TaskEvent::Kind::stops});
+  const Json j = parse(trace);
+  CHECK(count_cat(j, "task") == 3);
+  const auto& e = j["traceEvents"].array();
+  CHECK(e.at(0)["name"].str() == "runs");
+  CHECK(e.at(0)["ts"].num() == Approx(1.5));
+  CHECK(e.at(0)["tid"].num() == 3);
+  CHECK(e.at(0)["args"]["task"].num() == 42);
+  CHECK(!e.at(0)["args"].has("cpu_idle"));
+  CHECK(e.at(1)["name"].str() == "sleeps");
+  CHECK(std::get<bool>(e.at(1)["args"]["cpu_idle"].v) == true);
+  CHECK(e.at(2)["name"].str() == "stops");
+  CHECK(e.at(2)["args"]["cpu"].num() == 1);
 }

@@ -341,6 +341,32 @@ TEST_CASE("the stored traces: flips and wide verdicts recounted from the text, a
     CHECK(s.agree >= m.min_agree);
     CHECK(s.affine_compared == m.affine_compared);
     CHECK(s.affine_agree >= m.min_affine_agree);
+
+    // The multi-set table: the kernel's row, then each set over the same
+    // compared wake-ups; Current's row is the agreement above, and the
+    // rows of AlwaysAffine and PrevCpu follow from their rules alone (the
+    // waking CPU, the previous CPU: the kernel's choice counted where it
+    // is that CPU).
+    REQUIRE(s.sets.size() == perf_policy_sets().size() + 1);
+    std::size_t on_waking = 0, on_prev = 0, pulls = 0;
+    for (const WakeRecord& w : r.wakeups) {
+      if (w.category != Category::placed || w.kernel_cpu == taskplace::no_cpu) continue;
+      REQUIRE(w.others.size() == perf_policy_sets().size() - 1);
+      on_waking += w.kernel_cpu == w.waking_cpu;
+      on_prev += w.kernel_cpu == w.prev_cpu;
+      pulls += w.waking_cpu != w.prev_cpu;
+    }
+    for (const SetResult& x : s.sets) CHECK(x.wakeups == s.compared);
+    CHECK(s.sets[0].same_cpu == s.compared);
+    CHECK(s.sets[1].name == "traits::Current");
+    CHECK(s.sets[1].same_cpu == s.agree);
+    CHECK(s.sets[1].wide == s.wide);
+    CHECK(s.sets[4].name == "traits::AlwaysAffine");
+    CHECK(s.sets[4].same_cpu == on_waking);
+    CHECK(s.sets[4].affine == pulls);
+    CHECK(s.sets[5].name == "traits::PrevCpu");
+    CHECK(s.sets[5].same_cpu == on_prev);
+    CHECK(s.sets[5].affine == 0);
   }
 }
 #endif

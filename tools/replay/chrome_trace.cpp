@@ -192,13 +192,13 @@ std::uint64_t integer(const Reader& r, const Value& ev, const Value* args, std::
   if (v == nullptr || v->kind != Value::Kind::number ||
       std::from_chars(v->text.data(), v->text.data() + v->text.size(), n).ec != std::errc{} ||
       v->text.find_first_of(".eE-") != std::string::npos)
-    r.fail("a wake event's " + std::string(key) + " is missing or not a whole number");
+    r.fail("an event's " + std::string(key) + " is missing or not a whole number");
   return n;
 }
 
 CpuId cpu_field(const Reader& r, const Value& ev, const Value* args, std::string_view key) {
   const std::uint64_t n = integer(r, ev, args, key);
-  if (n >= std::numeric_limits<CpuId>::max()) r.fail("a wake event's " + std::string(key) + " is no CPU");
+  if (n >= std::numeric_limits<CpuId>::max()) r.fail("an event's " + std::string(key) + " is no CPU");
   return static_cast<CpuId>(n);
 }
 
@@ -206,11 +206,11 @@ CpuId cpu_field(const Reader& r, const Value& ev, const Value* args, std::string
 // most max_ts_us either side of 0, so that differences of two fit.
 constexpr std::int64_t max_ts_us = 4'000'000'000'000'000;
 std::int64_t time_ns(const Reader& r, const Value* ts) {
-  if (ts == nullptr || ts->kind != Value::Kind::number) r.fail("a wake event has no ts");
+  if (ts == nullptr || ts->kind != Value::Kind::number) r.fail("an event has no ts");
   const std::string& t = ts->text;
   if (t.find_first_of("eE") != std::string::npos) {
     const double us = std::strtod(t.c_str(), nullptr);
-    if (!(us >= -double(max_ts_us) && us <= double(max_ts_us))) r.fail("a wake event's ts is out of range");
+    if (!(us >= -double(max_ts_us) && us <= double(max_ts_us))) r.fail("an event's ts is out of range");
     return std::llround(us * 1000.0);
   }
   const bool neg = !t.empty() && t[0] == '-';
@@ -218,7 +218,7 @@ std::int64_t time_ns(const Reader& r, const Value* ts) {
   std::int64_t us = 0, frac = 0;
   const char* end = t.data() + (dot == std::string::npos ? t.size() : dot);
   if (std::from_chars(t.data() + (neg ? 1 : 0), end, us).ec != std::errc{} || us > max_ts_us)
-    r.fail("a wake event's ts is out of range");
+    r.fail("an event's ts is out of range");
   if (dot != std::string::npos) {
     std::string f = t.substr(dot + 1, 3);
     f.append(3 - f.size(), '0');
@@ -226,6 +226,65 @@ std::int64_t time_ns(const Reader& r, const Value* ts) {
   }
   const std::int64_t ns = us * 1000 + frac;
   return neg ? -ns : ns;
+}
+
+// An unsigned integer member `key` of object `o` (`what` names o in the error).
+std::uint64_t member(const Reader& r, const Value& o, std::string_view key, std::string_view what,
+                     std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
+  const Value* v = o.find(key);
+  std::uint64_t n = 0;
+  if (v == nullptr || v->kind != Value::Kind::number ||
+      std::from_chars(v->text.data(), v->text.data() + v->text.size(), n).ec != std::errc{} ||
+      v->text.find_first_of(".eE-") != std::string::npos || n > max)
+    r.fail("a wake event's " + std::string(what) + "." + std::string(key) + " is missing or out of range");
+  return n;
+}
+
+// args.machine, as ChromeTrace::write_view writes it.
+kit::MachineView machine_view(const Reader& r, const Value& m) {
+  if (m.kind != Value::Kind::object) r.fail("a wake event's machine is not an object");
+  constexpr std::uint64_t cpu_max = std::numeric_limits<CpuId>::max() - 1;
+  kit::MachineView v;
+  v.cpus = static_cast<std::uint32_t>(member(r, m, "cpus", "machine", cpu_max));
+  if (v.cpus == 0) r.fail("a wake event's machine.cpus is 0");
+  v.idle = member(r, m, "idle", "machine");
+  v.known = member(r, m, "known", "machine");
+  v.read = member(r, m, "read", "machine");
+  v.torn = member(r, m, "torn", "machine");
+  const Value* counts = m.find("counts");
+  if (counts == nullptr || counts->kind != Value::Kind::array || counts->items.size() > 2)
+    r.fail("a wake event's machine.counts is missing or not an array of at most 2");
+  for (std::size_t i = 0; i < counts->items.size(); ++i) {
+    const Value& c = counts->items[i];
+    if (c.kind != Value::Kind::object) r.fail("a wake event's machine.counts holds a non-object");
+    v.counts[i].cpu = static_cast<CpuId>(member(r, c, "cpu", "machine.counts", cpu_max));
+    v.counts[i].nr_running =
+        static_cast<std::uint32_t>(member(r, c, "nr_running", "machine.counts", std::numeric_limits<std::uint32_t>::max()));
+    v.counts[i].load = member(r, c, "load", "machine.counts");
+    v.counts[i].has_nr = v.counts[i].has_load = true;
+  }
+  if (const Value* l = m.find("llc")) {
+    if (l->kind != Value::Kind::object) r.fail("a wake event's machine.llc is not an object");
+    v.llc_cpu = static_cast<CpuId>(member(r, *l, "cpu", "machine.llc", cpu_max));
+    v.llc_pct = static_cast<std::uint32_t>(member(r, *l, "pct", "machine.llc", 100));
+  }
+  if (const Value* c = m.find("idle_core")) {
+    if (c->kind != Value::Kind::object) r.fail("a wake event's machine.idle_core is not an object");
+    v.core_cpu = static_cast<CpuId>(member(r, *c, "cpu", "machine.idle_core", cpu_max));
+    const Value* h = c->find("hint");
+    if (h == nullptr || h->kind != Value::Kind::boolean) r.fail("a wake event's machine.idle_core.hint is missing");
+    v.idle_core = h->b;
+  }
+  auto boolean = [&](std::string_view key) {
+    const Value* b = m.find(key);
+    if (b == nullptr || b->kind != Value::Kind::boolean)
+      r.fail("a wake event's machine." + std::string(key) + " is missing or not true or false");
+    return b->b;
+  };
+  v.beyond = boolean("beyond");
+  v.has_llc = boolean("has_llc");
+  v.has_core_hint = boolean("has_idle_core");
+  return v;
 }
 
 bool flag(const Value* args, std::string_view key) {
@@ -270,8 +329,23 @@ ChromeTraceInput read_chrome_trace(std::string_view s) {
         const Value* args = ev.find("args");
         if (cat == "balance") {
           ++out.balances;
+        } else if (cat == "task") {
+          RecordedTask t;
+          t.seq = out.wakes.size() + out.tasks.size();
+          const std::string name = text(ev.find("name"));
+          if (name == "runs") t.event.kind = kit::TaskEvent::Kind::runs;
+          else if (name == "stops") t.event.kind = kit::TaskEvent::Kind::stops;
+          else if (name == "sleeps") t.event.kind = kit::TaskEvent::Kind::sleeps;
+          else r.fail("a task event's name is not runs, stops or sleeps");
+          t.event.at = Nanoseconds{time_ns(r, ev.find("ts"))};
+          t.event.task = integer(r, ev, args, "task");
+          t.event.cpu = cpu_field(r, ev, args, "cpu");
+          t.event.cpu_idle = flag(args, "cpu_idle");
+          if (t.event.cpu > out.max_cpu_seen) out.max_cpu_seen = t.event.cpu;
+          out.tasks.push_back(t);
         } else if (cat == "wake") {
           RecordedWake w;
+          w.seq = out.wakes.size() + out.tasks.size();
           w.time_ns = time_ns(r, ev.find("ts"));
           w.waker = integer(r, ev, args, "waker");
           w.wakee = integer(r, ev, args, "wakee");
@@ -283,6 +357,10 @@ ChromeTraceInput read_chrome_trace(std::string_view s) {
           w.affine = text(args != nullptr ? args->find("affine") : nullptr);
           w.wide = flag(args, "wide");
           w.sync = flag(args, "sync");
+          if (const Value* m = args != nullptr ? args->find("machine") : nullptr) {
+            w.view = machine_view(r, *m);
+            ++out.views;
+          }
           for (CpuId c : {w.waking_cpu, w.prev_cpu, w.target, w.cpu})
             if (c > out.max_cpu_seen) out.max_cpu_seen = c;
           out.wakes.push_back(std::move(w));

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -166,10 +167,83 @@ std::vector<Ahead> look_ahead(const Trace& t, const Options& o) {
   return out;
 }
 
+// Another policy set's replay over the same machine: its own placer,
+// and its own flips (and overlaps) per task, fed the same wake-ups, forks
+// and sleeps as the main one.
+class OtherSet {
+ public:
+  virtual ~OtherSet() = default;
+  struct Input {
+    std::int32_t waker_tid = 0, wakee_tid = 0;  // waker 0: the CPU's idle task
+    TaskKey waker_key = no_task, wakee_key = no_task;
+    CpuId waking = 0, prev = no_cpu;
+    bool sync = false;
+    std::uint64_t wakee_load = 0, waker_load = 0;
+    std::int64_t now = 0;
+  };
+  virtual Placement place(const Input& in, const Machine& m) = 0;
+  virtual void fork(std::int32_t parent, std::int32_t child, bool inherit) = 0;
+  virtual void sleeps(std::int32_t tid, std::int64_t now) = 0;
+};
+
+template <class Traits>
+class OtherSetReplay final : public OtherSet {
+ public:
+  using P = WakePlacer<TableTopology, Traits>;
+  OtherSetReplay(const TableTopology& t, std::uint32_t initial_flips)
+      : placer_(t), idle_(t.cpu_count()), initial_flips_(initial_flips) {}
+
+  Placement place(const Input& in, const Machine& m) override {
+    typename P::Wakeup up;
+    up.waker = in.waker_tid == 0 ? &idle_[in.waking] : &task(in.waker_tid, in.now);
+    up.waker_key = in.waker_key;
+    up.wakee = &task(in.wakee_tid, in.now);
+    up.wakee_key = in.wakee_key;
+    up.waking_cpu = in.waking;
+    up.prev_cpu = in.prev;
+    up.sync = in.sync;
+    up.wakee_load = in.wakee_load;
+    up.waker_load = in.waker_load;
+    return placer_.place(up, m, Nanoseconds{in.now});
+  }
+  void fork(std::int32_t parent, std::int32_t child, bool inherit) override {
+    typename P::task_state& c = tasks_[child];
+    c.flips = inherit && parent != 0 ? task(parent, 0).flips : decltype(c.flips){};
+  }
+  void sleeps(std::int32_t tid, std::int64_t now) override {
+    if constexpr (P::tracking_overlap && !P::reserving) placer_.task_sleeps(task(tid, now), Nanoseconds{now});
+  }
+
+ private:
+  typename P::task_state& task(std::int32_t tid, std::int64_t now) {
+    auto [it, added] = tasks_.try_emplace(tid);
+    if constexpr (requires { it->second.flips.flips.store(1u); it->second.flips.decay_stamp_ns.store(now); })
+      if (added && initial_flips_ != 0) {
+        it->second.flips.flips.store(initial_flips_);
+        it->second.flips.decay_stamp_ns.store(now);
+      }
+    return it->second;
+  }
+  P placer_;
+  std::unordered_map<std::int32_t, typename P::task_state> tasks_;
+  std::vector<typename P::task_state> idle_;
+  std::uint32_t initial_flips_;
+};
+
+std::vector<std::unique_ptr<OtherSet>> other_sets(const TableTopology& t, std::uint32_t initial_flips) {
+  std::vector<std::unique_ptr<OtherSet>> s;
+  s.push_back(std::make_unique<OtherSetReplay<traits::Linux2013>>(t, initial_flips));
+  s.push_back(std::make_unique<OtherSetReplay<traits::Linux2008<>>>(t, initial_flips));
+  s.push_back(std::make_unique<OtherSetReplay<traits::AlwaysAffine>>(t, initial_flips));
+  s.push_back(std::make_unique<OtherSetReplay<traits::PrevCpu>>(t, initial_flips));
+  return s;
+}
+
 class Replayer {
  public:
   Replayer(const Trace& t, const Options& o, const TableTopology& topo, Result& r)
-      : trace_(t), opt_(o), placer_(topo), machine_(topo), idle_(topo.cpu_count()), r_(r) {}
+      : trace_(t), opt_(o), placer_(topo), machine_(topo), idle_(topo.cpu_count()),
+        others_(other_sets(topo, o.initial_flips)), r_(r) {}
 
   void run() {
     const auto ahead = look_ahead(trace_, opt_);
@@ -206,14 +280,19 @@ class Replayer {
         case EventKind::switch_to: {
           if (e.prev_pid != 0) {
             Task& p = task(e.prev_pid, e.prev_prio);
-            if (e.prev_runnable()) queue(p, e.cpu, RunState::queued);
-            else dequeue(p);
+            if (e.prev_runnable()) {
+              queue(p, e.cpu, RunState::queued);
+            } else {
+              dequeue(p);
+              for (auto& o : others_) o->sleeps(e.prev_pid, e.time_ns);
+            }
           }
           if (e.pid != 0) queue(task(e.pid, e.prio), e.cpu, RunState::running);
           machine_.set_curr(e.cpu, e.pid);
           break;
         }
         case EventKind::fork: {
+          for (auto& o : others_) o->fork(e.prev_pid, e.pid, opt_.inherit_at_fork);
           Task& child = tasks_[e.pid];  // new: not a task from before the trace
           child.ts.flips = opt_.inherit_at_fork && e.prev_pid != 0 ? task(e.prev_pid).ts.flips
                                                                    : decltype(child.ts.flips){};
@@ -325,6 +404,9 @@ class Replayer {
       up.wakee_load = static_cast<std::uint64_t>(std::llround(wakee.load_now(e.time_ns)));
       up.waker_load = e.tid == 0 ? 0 : static_cast<std::uint64_t>(std::llround(task(e.tid).load_now(e.time_ns)));
       w.placement = placer_.place(up, machine_, Nanoseconds{e.time_ns});
+      const OtherSet::Input in{e.tid, e.pid, up.waker_key, up.wakee_key, up.waking_cpu, up.prev_cpu,
+                               up.sync, up.wakee_load, up.waker_load, e.time_ns};
+      for (auto& o : others_) w.others.push_back(o->place(in, machine_));
       w.waker_flips = placer_.flips().flips(waker.flips);
       w.wakee_flips = placer_.flips().flips(wakee.ts.flips);
     }
@@ -339,6 +421,7 @@ class Replayer {
   std::unordered_map<std::int32_t, Task> tasks_;
   std::vector<Placer::task_state> idle_;  // each CPU's idle task, a waker from interrupts
   std::unordered_map<std::int32_t, std::size_t> pending_;  // wakee -> its record, until sched_wakeup
+  std::vector<std::unique_ptr<OtherSet>> others_;
   Result& r_;
 };
 
@@ -371,6 +454,12 @@ TableTopology make_topology(const Options& o, std::uint32_t cpus, std::string& w
   return TableTopology(std::move(core), std::move(llcs), std::move(node));
 }
 }  // namespace detail
+
+const std::vector<std::string>& perf_policy_sets() {
+  static const std::vector<std::string> names = {"traits::Current", "traits::Linux2013", "traits::Linux2008<>",
+                                                 "traits::AlwaysAffine", "traits::PrevCpu"};
+  return names;
+}
 
 Result run(const Trace& trace, const Options& o) {
   Result r;

@@ -87,7 +87,15 @@ struct WakeRecord {
   // sched_migrate_task's dest_cpu before it); no_cpu when the trace has
   // neither.
   CpuId kernel_cpu = no_cpu;
+  // placed and tool only: the other policy sets' placements, in
+  // perf_policy_sets() order after traits::Current (which is `placement`).
+  std::vector<Placement> others;
 };
+
+// The policy sets a perf trace is replayed under: traits::Current (the
+// main replay, WakeRecord::placement) first, then Linux2013, Linux2008<>,
+// AlwaysAffine, PrevCpu (WakeRecord::others), each with its own flips.
+const std::vector<std::string>& perf_policy_sets();
 
 struct Result {
   std::uint32_t cpus = 0;
@@ -104,6 +112,20 @@ struct Result {
 //   the given count, more than 65536 CPUs); SysfsError or TopologyError
 //   for a sysfs tree that cannot be read.
 Result run(const Trace& trace, const Options& options);
+
+// What one policy set decided over the recorded wake-ups (or, for
+// RuntimeResult::recorded, what the runtime did; for a perf trace's
+// Summary::sets, against the kernel's CPU).
+struct SetResult {
+  std::string name;
+  std::size_t wakeups = 0;
+  std::size_t same_cpu = 0;  // chose the CPU the runtime (the kernel) chose
+  std::size_t same_decision = 0;  // ... and its target, wide verdict, affine and final reasons
+  std::size_t affine = 0;    // pulled to the waking CPU (waking != prev; WakeCounter::affine_pulled)
+  std::size_t idle = 0;      // the final step found an idle CPU (idle_* reasons)
+  std::size_t wide = 0;      // the wide rule said wide
+  double agreement() const noexcept { return wakeups ? double(same_cpu) / double(wakeups) : 0.0; }
+};
 
 // The comparison, counted from a Result.
 struct ReasonCount {
@@ -122,6 +144,9 @@ struct Summary {
   std::size_t wide = 0;
   std::size_t unmatched = 0;        // placed, but no sched_wakeup followed
   std::vector<ReasonCount> reasons; // every (affine, reason) pair among the compared
+  // Each policy set over the compared wake-ups (perf_policy_sets() order),
+  // after a first row for the kernel's own choices.
+  std::vector<SetResult> sets;
   double agreement() const noexcept { return compared ? double(agree) / double(compared) : 0.0; }
   double affine_agreement() const noexcept {
     return affine_compared ? double(affine_agree) / double(affine_compared) : 0.0;
@@ -136,37 +161,33 @@ void print_csv(std::ostream& out, const Result& r);
 
 // --- A runtime's own trace (kit::ChromeTrace's JSON) -----------------------
 
-// What one policy set decided over the recorded wake-ups (or, for
-// RuntimeResult::recorded, what the runtime did).
-struct SetResult {
-  std::string name;
-  std::size_t wakeups = 0;
-  std::size_t same_cpu = 0;  // chose the CPU the runtime chose
-  std::size_t affine = 0;    // pulled to the waking CPU (waking != prev; WakeCounter::affine_pulled)
-  std::size_t idle = 0;      // the final step found an idle CPU (idle_* reasons)
-  std::size_t wide = 0;      // the wide rule said wide
-  double agreement() const noexcept { return wakeups ? double(same_cpu) / double(wakeups) : 0.0; }
-};
-
 struct RuntimeResult {
   std::uint32_t cpus = 0;
   std::string topology;  // in words
   std::string process;   // the trace's process name
   std::size_t balances = 0;
+  std::size_t task_events = 0;  // runs, stops, sleeps
   std::uint64_t dropped = 0;
   std::int64_t busy_window_ns = 0;
+  std::string not_replayed;     // the sets left out, and why (empty: none)
+  std::size_t views = 0;   // wake events with the machine their placer read (kit::MachineView)
+  std::size_t torn = 0;    // ... whose placer read two different answers for one CPU
+  std::size_t beyond = 0;  // ... whose placer read what the view does not hold (a CPU >= 64)
   SetResult recorded;            // the runtime's own decisions
   std::vector<SetResult> sets;   // one per policy set, in policy_sets() order
   std::vector<std::pair<std::string, std::size_t>> reasons;  // the runtime's final reasons, most first
 };
 
 // The policy sets the replay runs, by name: traits::Current, Linux2013,
-// Linux2008<>, AlwaysAffine, PrevCpu.
+// Linux2008<>, AlwaysAffine, PrevCpu, and, where the trace has task events
+// (runs, sleeps), SisCurrent<> and CacheHot<>.
 const std::vector<std::string>& policy_sets();
 
 // Effects: replays the recorded wake-ups, in time order, through a
 // WakePlacer of each policy set (each with its own flips per task), on the
-// machine the recorded decisions leave (Options::busy_window_ns).
+// machine each event's placer read (its MachineView), and where the event
+// has none or the view lacks an answer, the machine the recorded decisions
+// leave (Options::busy_window_ns).
 // Throws: std::invalid_argument as run() does for the topology options.
 RuntimeResult run_runtime(const ChromeTraceInput& trace, const Options& options);
 

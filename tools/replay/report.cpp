@@ -46,8 +46,26 @@ std::string lpad(std::string s, std::size_t w) {
 }
 }  // namespace detail
 
+namespace {
+bool idle_reason(WakeReason r) {
+  return r == WakeReason::idle_target || r == WakeReason::idle_prev || r == WakeReason::idle_recent ||
+         r == WakeReason::idle_core || r == WakeReason::idle_scan || r == WakeReason::idle_smt_sibling;
+}
+void count(SetResult& s, const WakeRecord& w, const Placement& p) {
+  ++s.wakeups;
+  s.same_cpu += p.cpu == w.kernel_cpu;
+  s.affine += p.target == w.waking_cpu && w.waking_cpu != w.prev_cpu;
+  s.idle += idle_reason(p.reason);
+  s.wide += p.wide;
+}
+}  // namespace
+
 Summary summarize(const Result& r) {
   Summary s;
+  const auto& names = perf_policy_sets();
+  s.sets.resize(names.size() + 1);
+  s.sets[0].name = "the kernel";
+  for (std::size_t i = 0; i < names.size(); ++i) s.sets[i + 1].name = names[i];
   std::map<std::pair<std::string, std::string>, ReasonCount> reasons;
   for (const WakeRecord& w : r.wakeups) {
     ++s.sched_waking;
@@ -58,6 +76,12 @@ Summary summarize(const Result& r) {
       continue;
     }
     const bool agree = w.placement.cpu == w.kernel_cpu;
+    // The kernel's own row: its CPU, its pulls; no reasons to count.
+    ++s.sets[0].wakeups;
+    ++s.sets[0].same_cpu;
+    s.sets[0].affine += w.kernel_cpu == w.waking_cpu && w.waking_cpu != w.prev_cpu;
+    count(s.sets[1], w, w.placement);
+    for (std::size_t i = 0; i < w.others.size() && i + 2 < s.sets.size(); ++i) count(s.sets[i + 2], w, w.others[i]);
     ++s.compared;
     s.agree += agree;
     s.wide += w.placement.wide;
@@ -102,6 +126,16 @@ void print_table(std::ostream& out, const Result& r, const Summary& s) {
     out << pad(rc.affine, 20) << pad(rc.reason, 20) << lpad(std::to_string(rc.total), 8)
         << lpad(std::to_string(rc.agree), 8) << lpad(std::to_string(rc.total - rc.agree), 8)
         << lpad(pct(rc.agree, rc.total), 9) << "\n";
+  out << "\nwhat each policy set would have decided (same CPU: it picks the kernel's CPU):\n";
+  out << pad("policy set", 24) << lpad("wake-ups", 10) << lpad("same CPU", 10) << lpad("same%", 9)
+      << lpad("affine", 9) << lpad("idle", 9) << lpad("wide", 9) << "\n";
+  for (std::size_t i = 0; i < s.sets.size(); ++i) {
+    const SetResult& x = s.sets[i];
+    out << pad(x.name, 24) << lpad(std::to_string(x.wakeups), 10) << lpad(std::to_string(x.same_cpu), 10)
+        << lpad(pct(x.same_cpu, x.wakeups), 9) << lpad(std::to_string(x.affine), 9)
+        << lpad(i == 0 ? std::string("-") : std::to_string(x.idle), 9)
+        << lpad(i == 0 ? std::string("-") : std::to_string(x.wide), 9) << "\n";
+  }
 }
 
 void print_csv(std::ostream& out, const Result& r) {

@@ -17,6 +17,12 @@
 //   { taskplace::kit::ChromeTrace::Install on{trace};          // hooks built now record here
 //     taskplace::WakePlacer<Topo, taskplace::kit::Traced<taskplace::traits::Current>> placer{topo}; ... }
 //   trace.write_file("wakeups.json");
+//
+// The machine the placer read (kit/machine_view.hpp): pass the placer
+// kit::observed<Placer>(machine, cpus) instead of the machine (the machine
+// itself when the placer has no trace hook), and each wake event carries
+// the answers it got (MachineView; taskplace-replay rebuilds the machine
+// from them).
 #pragma once
 
 #include "taskplace/detail/config.hpp"
@@ -30,14 +36,33 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "taskplace/concepts.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/kit/machine_view.hpp"
 #include "taskplace/types.hpp"
 #include "taskplace/wake_placer.hpp"
 
 namespace taskplace::kit {
+
+// A task's run, stop or sleep on a worker, as the runtime reports it to
+// its placer (WakePlacer::task_runs, task_stops, task_sleeps): what the
+// policies that read runs and sleeps (traits::SisCurrent's durations,
+// traits::CacheHot's reservations) need for a replay. The runtime records
+// them itself (ChromeTrace::record), whatever its placer's policies.
+struct TaskEvent {
+  enum class Kind : std::uint8_t { runs, stops, sleeps };
+  TaskKey task = no_task;
+  CpuId cpu = 0;
+  Nanoseconds at{0};     // the moment it started (runs) or stopped (stops, sleeps)
+  Kind kind = Kind::runs;
+  bool cpu_idle = false; // sleeps: nothing else runnable on the CPU then
+};
+constexpr const char* to_string(TaskEvent::Kind k) noexcept {
+  return k == TaskEvent::Kind::runs ? "runs" : k == TaskEvent::Kind::stops ? "stops" : "sleeps";
+}
 
 // The sink: bounded storage for wake and balance events, and their JSON.
 // Why slots claimed by an atomic add, not per-worker buffers or a lock: a
@@ -59,10 +84,11 @@ class ChromeTrace {
   // Effects: stores the event, or counts it dropped when the cap is reached.
   // Complexity: O(1), one atomic add and a release store.
   // Thread-safety: any number of threads at once, with write() too.
-  void record(const WakeEvent& e) noexcept {
+  // `view`: the machine the placer read (null: none recorded).
+  void record(const WakeEvent& e, const MachineView* view = nullptr) noexcept {
     if (slot* s = claim()) {
       s->kind = kind_wake;
-      s->wake = e;
+      s->wake = {e, view != nullptr ? *view : MachineView{}};
       s->ready.store(true, std::memory_order_release);
     }
   }
@@ -70,6 +96,13 @@ class ChromeTrace {
     if (slot* s = claim()) {
       s->kind = kind_balance;
       s->balance = e;
+      s->ready.store(true, std::memory_order_release);
+    }
+  }
+  void record(const TaskEvent& e) noexcept {
+    if (slot* s = claim()) {
+      s->kind = kind_task;
+      s->task = e;
       s->ready.store(true, std::memory_order_release);
     }
   }
@@ -103,11 +136,14 @@ class ChromeTrace {
       if (!first) out << ",\n";
       first = false;
       if (s.kind == kind_wake) {
-        write_wake(out, s.wake);
-        cpus.insert(s.wake.waking_cpu);
-      } else {
+        write_wake(out, s.wake.event, s.wake.view);
+        cpus.insert(s.wake.event.waking_cpu);
+      } else if (s.kind == kind_balance) {
         write_balance(out, s.balance);
         cpus.insert(s.balance.cpu);
+      } else {
+        write_task(out, s.task);
+        cpus.insert(s.task.cpu);
       }
     }
     for (CpuId c : cpus) {
@@ -163,13 +199,18 @@ class ChromeTrace {
   static ChromeTrace* installed() noexcept { return installed_.load(std::memory_order_acquire); }
 
  private:
-  static constexpr std::uint8_t kind_wake = 0, kind_balance = 1;
+  static constexpr std::uint8_t kind_wake = 0, kind_balance = 1, kind_task = 2;
+  struct WakeRecord {
+    WakeEvent event;
+    MachineView view;
+  };
   struct slot {
     std::atomic<bool> ready{false};
     std::uint8_t kind = kind_wake;
     union {
-      WakeEvent wake;
+      WakeRecord wake;
       BalanceEvent balance;
+      TaskEvent task;
     };
     slot() noexcept : wake{} {}
   };
@@ -193,7 +234,24 @@ class ChromeTrace {
     out << (v < 0 ? "-" : "") << a / 1000 << '.' << char('0' + frac / 100) << char('0' + frac / 10 % 10)
         << char('0' + frac % 10);
   }
-  static void write_wake(std::ostream& out, const WakeEvent& e) {
+  static void write_view(std::ostream& out, const MachineView& v) {
+    out << R"(,"machine":{"cpus":)" << v.cpus << ",\"idle\":" << v.idle << ",\"known\":" << v.known
+        << ",\"read\":" << v.read << ",\"torn\":" << v.torn << ",\"counts\":[";
+    bool first = true;
+    for (const MachineView::Count& k : v.counts) {
+      if (k.cpu == no_cpu || !k.has_nr || !k.has_load) continue;
+      out << (first ? "" : ",") << "{\"cpu\":" << k.cpu << ",\"nr_running\":" << k.nr_running
+          << ",\"load\":" << k.load << '}';
+      first = false;
+    }
+    out << ']';
+    if (v.llc_cpu != no_cpu) out << R"(,"llc":{"cpu":)" << v.llc_cpu << ",\"pct\":" << v.llc_pct << '}';
+    if (v.core_cpu != no_cpu)
+      out << R"(,"idle_core":{"cpu":)" << v.core_cpu << ",\"hint\":" << (v.idle_core ? "true" : "false") << '}';
+    out << ",\"beyond\":" << (v.beyond ? "true" : "false") << ",\"has_llc\":" << (v.has_llc ? "true" : "false")
+        << ",\"has_idle_core\":" << (v.has_core_hint ? "true" : "false") << '}';
+  }
+  static void write_wake(std::ostream& out, const WakeEvent& e, const MachineView& v) {
     const Placement& p = e.placement;
     out << R"({"name":")" << to_string(p.reason) << R"(","cat":"wake","ph":"i","s":"t","ts":)";
     write_us(out, e.now);
@@ -201,7 +259,9 @@ class ChromeTrace {
         << ",\"waking_cpu\":" << e.waking_cpu << ",\"prev_cpu\":" << e.prev_cpu << ",\"target\":" << p.target
         << ",\"cpu\":" << p.cpu << R"(,"affine":")" << to_string(p.affine) << "\",\"wide\":"
         << (p.wide ? "true" : "false") << ",\"sync\":" << (e.sync ? "true" : "false")
-        << ",\"scanned\":" << p.scanned << ",\"reservation_skips\":" << p.reservation_skips << "}}";
+        << ",\"scanned\":" << p.scanned << ",\"reservation_skips\":" << p.reservation_skips;
+    if (v.cpus != 0) write_view(out, v);
+    out << "}}";
   }
   static void write_balance(std::ostream& out, const BalanceEvent& e) {
     const BalanceResult& r = e.result;
@@ -211,6 +271,14 @@ class ChromeTrace {
         << e.avg_idle.count() << ",\"levels_visited\":" << r.levels_visited << ",\"levels_skipped\":"
         << r.levels_skipped << ",\"stopped_before\":" << r.stopped_before << ",\"pulled_level\":"
         << r.pulled_level << ",\"spent_ns\":" << r.spent.count() << "}}";
+  }
+
+  static void write_task(std::ostream& out, const TaskEvent& e) {
+    out << R"({"name":")" << to_string(e.kind) << R"(","cat":"task","ph":"i","s":"t","ts":)";
+    write_us(out, e.at);
+    out << R"(,"pid":1,"tid":)" << e.cpu << R"(,"args":{"task":)" << e.task << ",\"cpu\":" << e.cpu;
+    if (e.kind == TaskEvent::Kind::sleeps) out << ",\"cpu_idle\":" << (e.cpu_idle ? "true" : "false");
+    out << "}}";
   }
 
   std::unique_ptr<slot[]> slots_;
@@ -229,8 +297,9 @@ struct ChromeTraceHook {
   ChromeTrace* sink = ChromeTrace::installed();
 
   void attach(ChromeTrace* t) noexcept { sink = t; }
+  // A wake event takes this thread's MachineView along (kit::observed).
   void operator()(const WakeEvent& e) const noexcept {
-    if (sink != nullptr) sink->record(e);
+    if (sink != nullptr) sink->record(e, detail::take_view(e.waking_cpu, e.prev_cpu));
   }
   void operator()(const BalanceEvent& e) const noexcept {
     if (sink != nullptr) sink->record(e);

@@ -101,6 +101,8 @@ void Pool<Topo, WakeTraits, BalanceTraits>::run(Worker& w, detail::WorkerContext
   // The placer's task_runs (nothing without a policy that reads sleeps)
   // also marks t's next sleep report due.
   w.placer.task_runs(rec(t)->placement, w.now);
+  if (opts_.trace != nullptr)  // traced: the run as a task event, for a replay
+    opts_.trace->record(taskplace::kit::TaskEvent{key(t), w.cpu, w.now, taskplace::kit::TaskEvent::Kind::runs});
   ctx.task = t;
   // From here on t may finish (and free itself) or be woken and resumed
   // on another worker: it is not touched after resume() returns.

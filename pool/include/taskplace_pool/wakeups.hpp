@@ -40,7 +40,8 @@ void Pool<Topo, WakeTraits, BalanceTraits>::wake_task(detail::TaskControl* t, Wa
           .current_cpu = waker != nullptr && hint == WakeHint::handoff,
           .wakee_load = taskplace::kit::wakee_load<placer_type>,
           .waker_load = 1024},
-      Machine{*this, inside ? workers_[waking]->now : clock_.now()},
+      // Traced: the answers it reads go with the wake event (kit::observed).
+      taskplace::kit::observed<placer_type>(Machine{*this, inside ? workers_[waking]->now : clock_.now()}, n_),
       inside && !taskplace::kit::times_wakeups<placer_type> ? workers_[waking]->now : clock_.now());
   if (shared_placer) shared_placer.unlock();
   if (inside) {
@@ -58,7 +59,8 @@ void Pool<Topo, WakeTraits, BalanceTraits>::wake_task(detail::TaskControl* t, Wa
 
 template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
 void Pool<Topo, WakeTraits, BalanceTraits>::block_task(detail::TaskControl* t) {
-  if (!opts_.cache_hot_steals && !taskplace::kit::reports_sleeps<placer_type>) return;  // nothing to record
+  if (!opts_.cache_hot_steals && !taskplace::kit::reports_sleeps<placer_type> && opts_.trace == nullptr)
+    return;  // nothing to record
   Worker* w = this_worker();
   // The moment t stops: a fresh clock read where the placer takes
   // differences of such stamps (kit::times_sleeps; traits::Linux2008's
@@ -73,6 +75,11 @@ void Pool<Topo, WakeTraits, BalanceTraits>::block_task(detail::TaskControl* t) {
   // lock): an early report, which the late-report contract (WakePlacer::
   // task_sleeps) also covers. A task blocks only on a worker.
   if (w != nullptr) w->sleeps.report(w->placer, rec(t)->placement, key(t), w->waiting() == 0, at);
+  // Traced: the sleep as a task event, at a clock read of its moment
+  // (for a replay under policies that time sleeps).
+  if (opts_.trace != nullptr && w != nullptr)
+    opts_.trace->record(taskplace::kit::TaskEvent{key(t), w->cpu, timed_sleeps || opts_.cache_hot_steals ? at : clock_.now(),
+                                                  taskplace::kit::TaskEvent::Kind::sleeps, w->waiting() == 0});
 }
 
 template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
@@ -111,6 +118,10 @@ void Pool<Topo, WakeTraits, BalanceTraits>::yield_task(detail::TaskControl* t) {
   const Nanoseconds now = end_run(w, t);
   // A yield is no sleep: the run ends, the duration sample goes on.
   placer_.task_stops(rec(t)->placement, now);
+  if (opts_.trace != nullptr)
+    opts_.trace->record(taskplace::kit::TaskEvent{key(t), w != nullptr ? w->cpu : 0,
+                                                  timed_sleeps || opts_.cache_hot_steals ? now : clock_.now(),
+                                                  taskplace::kit::TaskEvent::Kind::stops});
   enqueue(w, w != nullptr ? w->cpu : idlest_worker(), t);
 }
 

@@ -76,6 +76,7 @@
 #include "taskplace/kit/machine.hpp"
 #include "taskplace/kit/sleeps.hpp"
 #include "taskplace/kit/task_store.hpp"
+#include "taskplace/kit/trace.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/table.hpp"
 #include "taskplace/wake_placer.hpp"
@@ -102,12 +103,14 @@ using taskplace::Nanoseconds;
 //     false.
 //   A handler that throws stops the runtime as stop() does; join() (or a
 //   later stop()) rethrows its exception. The destructor stops.
-template <class WakeTraits = taskplace::traits::Current>
+// BalanceTraits: the idle balancer's (kit::Traced<...> records its
+// balances, as TracedRuntime does).
+template <class WakeTraits = taskplace::traits::Current, class BalanceTraits = taskplace::DefaultBalanceTraits>
 class Runtime {
  public:
   using placer_type = taskplace::WakePlacer<taskplace::TableTopology, detail::SharedTraits<WakeTraits>>;
   using balancer_type =
-      taskplace::IdleBalancer<taskplace::TableTopology, detail::SharedTraits<taskplace::DefaultBalanceTraits>>;
+      taskplace::IdleBalancer<taskplace::TableTopology, detail::SharedTraits<BalanceTraits>>;
   // Whether the handlers' runs and the tasks' sleeps are reported (the
   // class comment): some policy of the traits reads them.
   static constexpr bool reports_sleeps = taskplace::kit::reports_sleeps<placer_type>;
@@ -132,6 +135,7 @@ class Runtime {
   std::uint32_t worker_count() const noexcept { return machine_.worker_count(); }
   boost::asio::io_context& context(CpuId c) { return w_[c].ctx; }
   const placer_type& placer() const noexcept { return placer_; }
+  const balancer_type& balancer() const noexcept { return balancer_; }
   const taskplace::kit::Machine& machine() const noexcept { return machine_; }
   // Returns: the worker the calling thread is, if it is one of this runtime's.
   std::optional<CpuId> current_worker() const noexcept {
@@ -290,7 +294,8 @@ class Runtime {
     } else {  // off the pool: the wakee's last worker, else a round robin
       w.waking_cpu = taskplace::kit::off_pool_waking_cpu(e.prev_cpu(), rr_.fetch_add(1) % n, n);
     }
-    const CpuId c = placer_.place(w, MachineView{*this, now}, now).cpu;
+    // Traced: the answers it reads go with the wake event (kit::observed).
+    const CpuId c = placer_.place(w, taskplace::kit::observed<placer_type>(MachineView{*this, now}, n), now).cpu;
     if constexpr (reports_sleeps) e.state.sleeps.posted();
     if (c != w.waking_cpu) remote_.fetch_add(1, std::memory_order_relaxed);
     return c;
@@ -486,5 +491,12 @@ class Runtime {
   std::mutex error_m_;
   std::exception_ptr error_;
 };
+
+// The runtime whose placer and balancer record every placement and newidle
+// balance into the kit::ChromeTrace installed while it is built
+// (kit::ChromeTrace::Install), as the pool's TracedPool and the Boost.Fiber
+// TracedGroup do.
+template <class WakeTraits = taskplace::traits::Current, class BalanceTraits = taskplace::DefaultBalanceTraits>
+using TracedRuntime = Runtime<taskplace::kit::Traced<WakeTraits>, taskplace::kit::Traced<BalanceTraits>>;
 
 }  // namespace taskplace_asio
