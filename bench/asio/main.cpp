@@ -2,7 +2,7 @@
 // results. scripts/bench asio runs every (runtime, workload, repetition) as
 // its own process, interleaved.
 //
-//   taskplace_bench_asio <thread_pool|"per_core rr"|"per_core sticky"|Current|"Current defer"|AlwaysAffine|
+//   taskplace_bench_asio <thread_pool|"per_core rr"|"per_core sticky"|Runtime|Current|"Current defer"|AlwaysAffine|
 //                         "Linux2008 defer"|SisCurrent>
 //                        <pipe|pgbench|hackbench|udp_rr> [workers] [pgbench clients] [--quick]
 // thread_pool: boost::asio::thread_pool (one shared queue).
@@ -10,7 +10,8 @@
 //   to the next io_context in turn.
 // per_core sticky: the same, each actor's posts to one io_context (its
 //   address's hash): a session bound to its io_context for its life.
-// Current, AlwaysAffine: the taskplace Asio runtime (examples/asio), each
+// Runtime (its default, traits::Runtime), Current, AlwaysAffine: the
+// taskplace Asio runtime (examples/asio), each
 //   post a wake-up of its actor placed by WakePlacer under that policy set;
 //   "Current defer": every post a sync wake-up (Asio's defer: the poster's
 //   handler ends next).
@@ -166,6 +167,8 @@ int main(int argc, char** argv) {
       r = workloads::cont::run(pc, workload, sizes, runtime);
     } else if (runtime == "Current" || runtime == "Current defer") {
       r = run_taskplace<taskplace::traits::Current>(workers, workload, sizes, runtime, runtime == "Current defer", c);
+    } else if (runtime == "Runtime") {
+      r = run_taskplace<taskplace::traits::Runtime>(workers, workload, sizes, runtime, false, c);
     } else if (runtime == "AlwaysAffine") {
       r = run_taskplace<taskplace::traits::AlwaysAffine>(workers, workload, sizes, runtime, false, c);
     } else if (runtime == "Linux2008 defer") {

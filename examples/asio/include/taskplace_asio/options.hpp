@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "taskplace/kit/machine.hpp"
 #include "taskplace/types.hpp"
 
 namespace taskplace_asio {
@@ -28,6 +29,12 @@ struct Options {
   // Handlers a worker runs from its queue before it polls its io_context
   // (timers, sockets). default 16.
   std::uint32_t poll_every = 16;
+  // What waking a spinning or a blocked worker costs and a cache line's
+  // round trip between workers (the placer's MachineState O5, O6), read by
+  // rules that weigh a move in these costs (traits::Runtime's CostGate).
+  // All zero: measured once per process at the first runtime whose
+  // policies read them (taskplace::kit::measured_costs()).
+  taskplace::kit::WakeCosts costs{};
 };
 
 struct Stats {

@@ -72,6 +72,7 @@
 
 #include "taskplace/clock.hpp"
 #include "taskplace/idle_balancer.hpp"
+#include "taskplace/kit/calibration.hpp"
 #include "taskplace/kit/idle.hpp"
 #include "taskplace/kit/machine.hpp"
 #include "taskplace/kit/sleeps.hpp"
@@ -105,7 +106,7 @@ using taskplace::Nanoseconds;
 //   later stop()) rethrows its exception. The destructor stops.
 // BalanceTraits: the idle balancer's (kit::Traced<...> records its
 // balances, as TracedRuntime does).
-template <class WakeTraits = taskplace::traits::Current, class BalanceTraits = taskplace::DefaultBalanceTraits>
+template <class WakeTraits = taskplace::traits::Runtime, class BalanceTraits = taskplace::DefaultBalanceTraits>
 class Runtime {
  public:
   using placer_type = taskplace::WakePlacer<taskplace::TableTopology, detail::SharedTraits<WakeTraits>>;
@@ -116,7 +117,9 @@ class Runtime {
   static constexpr bool reports_sleeps = taskplace::kit::reports_sleeps<placer_type>;
 
   explicit Runtime(std::uint32_t workers, Options o = {})
-      : topo_(detail::flat_topology(workers)), placer_(topo_), balancer_(topo_), machine_(workers), opts_(o) {
+      : topo_(detail::flat_topology(workers)), placer_(topo_), balancer_(topo_),
+        machine_(workers, taskplace::kit::with_measured_costs<placer_type>(o).costs),
+        opts_(taskplace::kit::with_measured_costs<placer_type>(o)) {
     w_ = std::make_unique<Worker[]>(workers);
     for (CpuId c = 0; c < workers; ++c) {
       w_[c].q.machine = &machine_;
@@ -496,7 +499,7 @@ class Runtime {
 // balance into the kit::ChromeTrace installed while it is built
 // (kit::ChromeTrace::Install), as the pool's TracedPool and the Boost.Fiber
 // TracedGroup do.
-template <class WakeTraits = taskplace::traits::Current, class BalanceTraits = taskplace::DefaultBalanceTraits>
+template <class WakeTraits = taskplace::traits::Runtime, class BalanceTraits = taskplace::DefaultBalanceTraits>
 using TracedRuntime = Runtime<taskplace::kit::Traced<WakeTraits>, taskplace::kit::Traced<BalanceTraits>>;
 
 }  // namespace taskplace_asio
