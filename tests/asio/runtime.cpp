@@ -26,6 +26,7 @@
 
 #include "../kit/strict_json.hpp"
 #include "taskplace/kit/trace.hpp"
+#include "taskplace/testing/task_state.hpp"
 #include "taskplace_asio/channel.hpp"
 #include "taskplace_asio/executor.hpp"
 #include "taskplace_asio/runtime.hpp"
@@ -545,23 +546,7 @@ struct World {
 template <class Placer>
 bool same_state(const World<Placer>& a, const World<Placer>& b) {
   for (std::uint32_t i = 0; i < tasks; ++i) {
-    const auto& x = a.t[i];
-    const auto& y = b.t[i];
-    if (x.recent_cpu != y.recent_cpu || !(x.ledger == y.ledger)) return false;
-    if (x.flips.flips.load() != y.flips.flips.load() || x.flips.last_wakee.load() != y.flips.last_wakee.load())
-      return false;
-    if constexpr (Placer::tracking_overlap)
-      if (x.overlap.avg != y.overlap.avg || x.overlap.woke != y.overlap.woke ||
-          (x.overlap.woke && x.overlap.woke_at != y.overlap.woke_at))
-        return false;
-    if constexpr (Placer::tracking_duration)
-      if (x.duration.avg != y.duration.avg || x.duration.ran != y.duration.ran ||
-          x.duration.running != y.duration.running || x.duration.measured != y.duration.measured)
-        return false;
-    if constexpr (Placer::reserving)
-      if (x.sleep.sleep_avg != y.sleep.sleep_avg || x.sleep.asleep != y.sleep.asleep ||
-          x.sleep.last_dequeue != y.sleep.last_dequeue)
-        return false;
+    if (!taskplace::testing::same_task_state<Placer>(a.t[i], b.t[i])) return false;
   }
   if constexpr (Placer::reserving)
     for (taskplace::CpuId c = 0; c < workers; ++c) {

@@ -55,9 +55,10 @@ namespace taskplace::kit {
 template <class H>
 concept TaskHandle = std::is_pointer_v<H> || std::is_integral_v<H>;
 
-namespace detail {
-// A test-and-test-and-set lock: taking it free is one exchange.
-class StoreLock {
+// A test-and-test-and-set lock for sections of a few hundred nanoseconds
+// (a placement, a sleep report): taking it free is one exchange; a waiter
+// yields its CPU. A BasicLockable (std::lock_guard, std::unique_lock).
+class SpinLock {
  public:
   void lock() noexcept {
     while (locked_.exchange(true, std::memory_order_acquire))
@@ -68,7 +69,6 @@ class StoreLock {
  private:
   std::atomic<bool> locked_{false};
 };
-}  // namespace detail
 
 // The store. `State` is the per-task state (WakePlacer::task_state),
 // default-constructible. `H` is the runtime's handle type.
@@ -195,7 +195,7 @@ class TaskStore {
   };
 
   struct alignas(64) Shard {
-    detail::StoreLock m;
+    SpinLock m;
     std::atomic<Table*> table{nullptr};
     std::atomic<std::size_t> live{0};
     std::size_t used = 0;  // live plus erased slots, under m

@@ -9,23 +9,14 @@
 #include <thread>
 #include <type_traits>
 
+#include "taskplace/kit/task_store.hpp"
+
 namespace taskplace_asio::detail {
 
-// A task's lock, where its sleeps are reported (Runtime: a sleep-reading
-// traits set): it orders the task's wake-ups (its placements) against its
-// run and sleep reports. A test-and-test-and-set lock: taken free, one
-// exchange; held for a placement or a report, a few hundred nanoseconds.
-class TaskLock {
- public:
-  void lock() noexcept {
-    while (locked_.exchange(true, std::memory_order_acquire))
-      while (locked_.load(std::memory_order_relaxed)) std::this_thread::yield();
-  }
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> locked_{false};
-};
+// The lock of a task's sleep bookkeeping (when the runtime's traits read
+// sleeps): it orders the task's wake-ups (its placements) against its run
+// and sleep reports; held a few hundred nanoseconds.
+using TaskLock = taskplace::kit::SpinLock;
 
 // One task's handlers as its sleep reports see them (Runtime, where the
 // traits read sleeps): how many are queued or running (`active`), how many
