@@ -116,8 +116,14 @@ void drive(const T& topo, fuzz::Bytes& in) {
         const Nanoseconds wakee_duration = P::duration_policy::average(w.wakee->duration);
         const std::uint32_t running_before = m.nr_running(waking < n ? waking : 0);
         const Placement p = placer.place(w, m, now, mask);
+        if (p.reason == WakeReason::waker_blocks || p.reason == WakeReason::short_work) {
+          // CostGate's keeps: a waker task, no hand-off, the waking CPU allowed.
+          FUZZ_CHECK(detail::reads_costs<typename P::on_current_rule>);
+          FUZZ_CHECK(w.waker != nullptr && !w.current_cpu && mask(waking));
+          FUZZ_CHECK(p.cpu == waking && p.target == waking && p.affine == AffineReason::cost_gate);
+        }
         if (p.reason == WakeReason::wake_on_current) {
-          if constexpr (P::on_current_rule::enabled) {
+          if constexpr (requires { typename P::on_current_rule::variant_type; }) {
             using V = typename P::on_current_rule::variant_type;
             FUZZ_CHECK(w.waker != nullptr && !w.current_cpu && mask(waking));
             FUZZ_CHECK(p.cpu == waking && p.affine == AffineReason::wake_on_current);
