@@ -216,13 +216,15 @@ class OtherSetReplay final : public OtherSet {
 
  private:
   typename P::task_state& task(std::int32_t tid, std::int64_t now) {
-    auto [it, added] = tasks_.try_emplace(tid);
-    if constexpr (requires { it->second.flips.flips.store(1u); it->second.flips.decay_stamp_ns.store(now); })
-      if (added && initial_flips_ != 0) {
-        it->second.flips.flips.store(initial_flips_);
-        it->second.flips.decay_stamp_ns.store(now);
+    // Not a structured binding: clang 14 cannot name one in a requires-expression.
+    const auto emplaced = tasks_.try_emplace(tid);
+    typename P::task_state& t = emplaced.first->second;
+    if constexpr (requires { t.flips.flips.store(1u); t.flips.decay_stamp_ns.store(now); })
+      if (emplaced.second && initial_flips_ != 0) {
+        t.flips.flips.store(initial_flips_);
+        t.flips.decay_stamp_ns.store(now);
       }
-    return it->second;
+    return t;
   }
   P placer_;
   std::unordered_map<std::int32_t, typename P::task_state> tasks_;
