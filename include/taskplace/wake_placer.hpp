@@ -232,8 +232,8 @@ class WakePlacer {
       // A hand-off: the waker gives its CPU to the wakee (kernel: the
       // WF_CURRENT_CPU test right after record_wakee).
       stay_on_waking(d.p, waking, AffineReason::current_cpu, WakeReason::current_cpu);
-    } else if (const WakeReason kept = stays_on_current(w, machine, allowed, waking, prev, waker_flips,
-                                                         d.waker_flips, wakee_flips, waker_overlap);
+    } else if (const WakeReason kept =
+                   stays_on_current(w, machine, allowed, waking, prev, waker_flips, d.waker_flips, wakee_flips);
                kept != WakeReason::no_search) {
       stay_on_waking(d.p, waking,
                      kept == WakeReason::wake_on_current ? AffineReason::wake_on_current : AffineReason::cost_gate,
@@ -334,13 +334,13 @@ class WakePlacer {
   template <class M, class F, class FlipState>
   WakeReason stays_on_current(const Wakeup& w, const M& machine, const F& allowed, CpuId waking, CpuId prev,
                               std::uint32_t waker_flips, const FlipState& waker_state,
-                              const FlipState& wakee_state, Nanoseconds waker_overlap) const {
+                              const FlipState& wakee_state) const {
     if constexpr (on_current_rule::enabled) {
       if (fast_gate || w.waker == nullptr || !allowed(waking)) return WakeReason::no_search;  // fast: asked already
       WakeOnCurrentInput in{};
       if constexpr (detail::reads_costs<on_current_rule>) {
         in = gate_input(w, machine, waking, prev);
-        (void)waker_flips, (void)waker_state, (void)wakee_state, (void)waker_overlap;
+        (void)waker_flips, (void)waker_state, (void)wakee_state;
       } else {
         in.waking_nr_running = machine.nr_running(waking);
         in.wakee_duration = duration_policy::average(w.wakee->duration);
@@ -352,14 +352,14 @@ class WakePlacer {
         in.waker_last_wakee = flips_.last_wakee(waker_state);
         in.wakee_last_wakee = flips_.last_wakee(wakee_state);
         in.cpu_count = topology_->cpu_count();
-        (void)prev, (void)waker_overlap;
+        (void)prev;
       }
       const auto v = on_current_rule::decide(in);
       if constexpr (std::is_same_v<decltype(v), const bool>) return v ? WakeReason::wake_on_current : WakeReason::no_search;
-      else return v ? v.reason : WakeReason::no_search;
+      else return v.reason;
     } else {
       (void)w, (void)machine, (void)allowed, (void)waking, (void)prev, (void)waker_flips, (void)waker_state,
-          (void)wakee_state, (void)waker_overlap;
+          (void)wakee_state;
       return WakeReason::no_search;
     }
   }

@@ -20,11 +20,10 @@
 //   (a) waker_blocks: B last ran on w (its cache is there) or A and B
 //       are a pair (each the other's last wakee, before this wake-up:
 //       the refill is paid once and every later message saves a move),
-//       and A's
-//       overlap (how long it runs on after a wake-up before it sleeps)
-//       plus the queued work (q times B's run) is less than the move
-//       cost: B starts sooner on w than anywhere else, so spreading gains
-//       no parallel time; or
+//       and A's overlap (how long it runs on after a wake-up before it
+//       sleeps) plus the queued work (q times B's run) is less than the
+//       move cost: B starts sooner on w than anywhere else, so spreading
+//       gains no parallel time; or
 //   (b) short_work: B's run, and each queued one (q + 1 of them, B's run
 //       each), together take less than the move cost: the work is done
 //       on w before a move would have paid for itself. A run that short
@@ -121,11 +120,11 @@ Nanoseconds move_cost(const M& m, CpuId waking, CpuId prev) {
   return floor;
 }
 
-// The gate's verdict: kept (true) and why.
+// The gate's verdict: why the wakee is kept (waker_blocks, short_work),
+// or no_search when it is not.
 struct KeepVerdict {
-  WakeReason reason = WakeReason::no_search;  // waker_blocks or short_work when kept
-  bool kept = false;
-  constexpr explicit operator bool() const noexcept { return kept; }
+  WakeReason reason = WakeReason::no_search;
+  constexpr explicit operator bool() const noexcept { return reason != WakeReason::no_search; }
 };
 
 struct CostGate {
@@ -151,9 +150,9 @@ struct CostGate {
     // (a) B's cache on w, o + q * d < cost.
     const bool pair = in.waker_last_wakee == in.wakee && in.wakee_last_wakee == in.waker;
     if ((in.wakee_ran_here || pair) && o < cost && (q == 0 || (d > 0 && std::int64_t{q} <= (cost - o - 1) / d)))
-      return {WakeReason::waker_blocks, true};
+      return {WakeReason::waker_blocks};
     // (b) (q + 1) * d < cost.
-    if (d > 0 && d < cost && std::int64_t{q} + 1 <= (cost - 1) / d) return {WakeReason::short_work, true};
+    if (d > 0 && d < cost && std::int64_t{q} + 1 <= (cost - 1) / d) return {WakeReason::short_work};
     return {};
   }
 };

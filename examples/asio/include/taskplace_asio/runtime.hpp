@@ -118,8 +118,8 @@ class Runtime {
 
   explicit Runtime(std::uint32_t workers, Options o = {})
       : topo_(detail::flat_topology(workers)), placer_(topo_), balancer_(topo_),
-        machine_(workers, taskplace::kit::with_measured_costs<placer_type>(o).costs),
-        opts_(taskplace::kit::with_measured_costs<placer_type>(o)) {
+        machine_(workers), opts_(taskplace::kit::with_measured_costs<placer_type>(o)) {
+    machine_.set_costs(opts_.costs);
     w_ = std::make_unique<Worker[]>(workers);
     for (CpuId c = 0; c < workers; ++c) {
       w_[c].q.machine = &machine_;
