@@ -191,7 +191,9 @@ struct PlacementQuery {
 //      idle_prev: prev; idle_core: a whole idle core; idle_smt_sibling: a
 //      sibling of prev); target_busy and
 //      no_search return the target; current_cpu, a hand-off, and
-//      wake_on_current, waker_blocks and short_work the waking CPU.
+//      wake_on_current, waker_blocks and short_work the waking CPU;
+//      busy_short the waking CPU in place of the target (CostGate's test
+//      after the search).
 //   P5 an idle target is never passed over: with the search on (and no
 //      hand-off, WakeOnCurrent pair or CostGate keep), an idle,
 //      allowed target not reserved against the wakee (under owner-only
@@ -299,6 +301,7 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
     case WakeReason::short_work:
       reason_ok = p.affine == AffineReason::cost_gate && p.cpu == waking && p.target == waking;
       break;
+    case WakeReason::busy_short: reason_ok = p.cpu == waking && p.cpu != p.target; break;
   }
   if (p.reason == WakeReason::no_search && q.search_enabled) reason_ok = false;
   if (!reason_ok)
