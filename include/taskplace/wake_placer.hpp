@@ -477,15 +477,21 @@ class WakePlacer {
     // 5. Affinity: the kernel's select_fallback_rq, nearest first.
     if (!allowed(p.cpu)) fall_back(p, allowed);
 
-    // 6. No idle CPU found (CostGate's test c, OnCurrent rules with
-    // keeps_from_busy): a move onto a busy CPU buys no parallel time; a
-    // wakee whose run is shorter than the move stays on the waking CPU.
+    // 6. The move the search proposes, judged at its own cost (OnCurrent
+    // rules with after_search: CostGate's tests c and d). Asked when the
+    // CPU found is busy, or idle and dearer to wake than the cost the
+    // gate judged before the search (else its answer is the same no).
     if constexpr (detail::gate_after_search<on_current_rule>) {
-      if (p.cpu != waking && by_a_task(w) && allowed(waking) && !machine.is_idle(p.cpu)) {
-        const KeepVerdict v = on_current_rule::keeps_from_busy(gate_input(w, machine, waking, p.cpu));
-        if (v) {
-          p.cpu = waking;
-          p.reason = v.reason;
+      if (p.cpu != waking && by_a_task(w) && allowed(waking)) {
+        const bool busy = !machine.is_idle(p.cpu);
+        WakeOnCurrentInput in = gate_input(w, machine, waking, prev);
+        const Nanoseconds judged = in.move_cost;
+        in.move_cost = move_cost(machine, waking, p.cpu);
+        if (busy || in.move_cost > judged) {
+          if (const KeepVerdict v = on_current_rule::after_search(in, busy)) {
+            p.cpu = waking;
+            p.reason = v.reason;
+          }
         }
       }
     }
@@ -589,6 +595,7 @@ class WakePlacer {
       case WakeReason::waker_blocks: stats_.add(WakeCounter::waker_blocks); break;
       case WakeReason::short_work: stats_.add(WakeCounter::short_work); break;
       case WakeReason::busy_short: stats_.add(WakeCounter::busy_short); break;
+      case WakeReason::costly_idle: stats_.add(WakeCounter::costly_idle); break;
       default: break;
     }
   }

@@ -358,3 +358,50 @@ TEST_CASE("a waker known by its key alone: the wakee is judged on its own run (t
   run_b(5us);
   CHECK(place(key_a).cpu == 1u);
 }
+
+TEST_CASE("test (d): a wakee stays on the waking worker rather than wait for an unpark the search proposes",
+          "[cost_gate][wake_placer]") {
+  // B last ran on worker 0, where A wakes it; A runs on 2 us after each
+  // wake-up, B runs 13 us (pgbench's client and backend with one client).
+  // Before the search the move cost is the 650 ns floor (prev is the
+  // waking worker): (a) 2 us > 650 ns, (b) 13 us > 650 ns, neither holds.
+  // The kernel's steps: same_cpu, worker 0 busy, the search finds worker 1
+  // idle. Worker 1 parked: that move costs its 30 us unpark, and at 30 us
+  // (a) holds, 2 us + 0 x 13 us < 30 us: B stays, costly_idle.
+  struct Counted : traits::Runtime {
+    using Stats = PlainStats;
+  };
+  kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
+  m.parked(1);
+  Pair<Counted> rt{0};
+  for (int i = 0; i < 3; ++i) (void)rt.round(m, 2us, 13us);  // A's overlap and B's run measured
+  rt.b_cpu = 0;
+  const Placement kept = rt.round(m, 2us, 13us);
+  CHECK(kept.cpu == 0u);
+  CHECK(kept.reason == WakeReason::costly_idle);
+  CHECK(kept.affine == AffineReason::same_cpu);
+  CHECK(rt.placer.stats().get(WakeCounter::costly_idle) >= 1u);
+  // Worker 1 spinning: the move costs the 650 ns floor, as judged before
+  // the search; the kernel's move stands.
+  m.spinning(1);
+  rt.b_cpu = 0;
+  const Placement moved = rt.round(m, 2us, 13us);
+  CHECK(moved.cpu == 1u);
+  CHECK(moved.reason != WakeReason::costly_idle);
+  // Parked again, but A runs on 40 us: (a) 40 us > 30 us, (b) 13 us x 1 <
+  // 30 us holds: kept by (b) at the unpark's cost.
+  m.parked(1);
+  rt.b_cpu = 0;
+  (void)rt.round(m, 40us, 13us);
+  rt.b_cpu = 0;
+  const Placement by_b = rt.round(m, 40us, 13us);
+  CHECK(by_b.cpu == 0u);
+  CHECK(by_b.reason == WakeReason::costly_idle);
+  // A pair of 40 us each (a fresh one: the gate reads the lower of the
+  // average and the latest sample): neither holds at 30 us; B goes to
+  // worker 1.
+  Pair<Counted> long_pair{0};
+  for (int i = 0; i < 3; ++i) long_pair.b_cpu = 0, (void)long_pair.round(m, 40us, 40us);
+  long_pair.b_cpu = 0;
+  CHECK(long_pair.round(m, 40us, 40us).cpu == 1u);
+}

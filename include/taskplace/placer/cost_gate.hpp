@@ -36,19 +36,25 @@
 // overlap or a run is the lower of the task's average and its latest
 // sample (detail::typical_of).
 // Otherwise the kernel's pipeline decides (wide, affine, idle search),
-// with one test after it:
-//   (c) busy_short: the search found no idle CPU (the CPU it returns runs
-//       a task) and B's run is shorter than the move cost: B stays on w.
-//       Onto a busy CPU a move buys no parallel time, B queues wherever
-//       it goes, and the move costs more than B's work (hackbench's
-//       receivers on a saturated machine).
+// and the move it proposes, to a CPU c other than w, is judged at its own
+// cost (after_search):
+//   (c) busy_short: c runs a task (nothing idle was found) and B's run is
+//       shorter than the move cost: B stays on w. Onto a busy CPU a move
+//       buys no parallel time, B queues wherever it goes, and the move
+//       costs more than B's work (hackbench's receivers on a saturated
+//       machine).
+//   (d) costly_idle: c is idle and dearer to wake than the move cost
+//       tests (a) and (b) were judged at (c is not prev: a parked worker
+//       the search found, where prev was busy or the waking CPU), and
+//       (a) or (b) holds at c's wake cost: B stays on w. B would wait
+//       longer for c's unpark than for w.
 // A waker with no measured overlap (average 0) counts as one that blocks
 // at once, as the 2008 kernels read it; a wakee with no measured run
 // (average 0) is never short, and with queued work never passes (a): the
 // work ahead is unknown.
 //
 //   taskplace::CostGate::decide(in)            // -> KeepVerdict, true when kept
-//   taskplace::CostGate::keeps_from_busy(in)   // test (c), after the search
+//   taskplace::CostGate::after_search(in, busy)  // tests (c), (d): the search's move
 #pragma once
 
 #include "taskplace/detail/config.hpp"
@@ -80,7 +86,7 @@ concept HasCrossingCost = requires(const M& m) {
 };
 
 // The gate's verdict: why the wakee is kept (waker_blocks, short_work,
-// busy_short), or no_search when it is not.
+// busy_short, costly_idle), or no_search when it is not.
 struct KeepVerdict {
   WakeReason reason = WakeReason::no_search;
   constexpr explicit operator bool() const noexcept { return reason != WakeReason::no_search; }
@@ -111,10 +117,10 @@ constexpr Nanoseconds typical_of(const typename P::state& s) noexcept {
 // Whether WakePlacer asks the rule before the full decision (fast_path).
 template <class Rule>
 inline constexpr bool gate_fast_path = requires { requires Rule::fast_path; };
-// Whether WakePlacer asks the rule again when the search found no idle CPU.
+// Whether WakePlacer asks the rule again about the move the search proposes.
 template <class Rule>
-inline constexpr bool gate_after_search = requires(const WakeOnCurrentInput& in) {
-  { Rule::keeps_from_busy(in) } -> std::same_as<KeepVerdict>;
+inline constexpr bool gate_after_search = requires(const WakeOnCurrentInput& in, bool busy) {
+  { Rule::after_search(in, busy) } -> std::same_as<KeepVerdict>;
 };
 }  // namespace detail
 
@@ -178,6 +184,14 @@ struct CostGate {
     const std::int64_t d = in.wakee_duration.count();
     if (d > 0 && d < in.move_cost.count()) return {WakeReason::busy_short};
     return {};
+  }
+  // Returns: the verdict on the move the search proposes, to a CPU other
+  //   than the waking one, with in.move_cost that move's cost: test (c)
+  //   when that CPU is busy, else (d): tests (a) and (b) at its cost.
+  // Complexity: O(1). Thread-safety: pure.
+  static constexpr KeepVerdict after_search(const WakeOnCurrentInput& in, bool busy) noexcept {
+    if (busy) return keeps_from_busy(in);
+    return decide(in) ? KeepVerdict{WakeReason::costly_idle} : KeepVerdict{};
   }
 };
 static_assert(OnCurrentRule<CostGate>);

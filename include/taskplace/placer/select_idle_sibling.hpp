@@ -49,6 +49,8 @@ enum class WakeReason : std::uint8_t {
   short_work,         // CostGate (b): the wakee's work is shorter than a move costs, the waking CPU
   busy_short,         // CostGate (c): no idle CPU found and the wakee's run is shorter than a move:
                       // the waking CPU, not the busy target
+  costly_idle,        // CostGate (d): the idle CPU found costs more to wake than the wakee waits on
+                      // the waking CPU: the waking CPU
 };
 
 constexpr const char* to_string(WakeReason r) noexcept {
@@ -69,6 +71,7 @@ constexpr const char* to_string(WakeReason r) noexcept {
     case WakeReason::waker_blocks: return "waker_blocks";
     case WakeReason::short_work: return "short_work";
     case WakeReason::busy_short: return "busy_short";
+    case WakeReason::costly_idle: return "costly_idle";
   }
   return "unknown";
 }
