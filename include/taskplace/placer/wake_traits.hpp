@@ -105,8 +105,10 @@ struct SisCurrent : DefaultWakeTraits {
 // a move to another worker would have paid for itself, the move's cost
 // being what the runtime measures (a cache line's round trip, a parked
 // worker's unpark latency: MachineState O5, O6; kit::Machine gives both).
-// The kernel's wide rule, affine step and idle search decide the rest.
-// Needs the runtime's run and sleep reports (task_runs, task_sleeps).
+// The kernel's wide rule, affine step and idle search decide the rest,
+// and the move they propose is judged at its own cost (a busy CPU, a
+// parked one: CostGate's tests c, d). Needs the runtime's run and sleep
+// reports (task_runs, task_sleeps).
 struct Runtime : DefaultWakeTraits {
   using Overlap = OverlapTracker;
   using Duration = DurationTracker;
