@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <ctime>
 #include <string>
 #include <limits>
@@ -476,6 +477,48 @@ BOOST_AUTO_TEST_CASE(run_reports_a_taken_worker_and_zero_workers) {
                     std::invalid_argument);
 }
 
+// --- Cross-thread wake-ups ------------------------------------------------
+
+// Effects: a consumer fiber of worker 1 pops 500 values from an unbuffered
+// channel that worker 0's thread pushes, from its main context (`from`
+// null) or from a fiber running `from` first; every push that wakes the
+// consumer crosses threads. `consumer` gets the consumer's key.
+// Returns: the values the consumer got.
+template <class G>
+int cross_thread_pushes(G& group, std::atomic<taskplace::TaskKey>& consumer,
+                        const std::function<void()>& from = {}) {
+  using Algo = taskplace_fiber::Algorithm<G>;
+  boost::fibers::unbuffered_channel<int> ch;
+  std::atomic<bool> started{false}, done{false};
+  int got = 0;
+  std::thread t1([&] {
+    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{1});
+    boost::fibers::fiber c([&] {
+      consumer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active());
+      started = true;
+      int v = 0;
+      while (ch.pop(v) == boost::fibers::channel_op_status::success) ++got;
+    });
+    c.join();
+    done = true;
+  });
+  std::thread t0([&] {
+    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{0});
+    while (!started.load()) boost::this_fiber::yield();
+    auto push = [&] {
+      if (from) from();
+      for (int i = 0; i < 500; ++i) ch.push(i);
+      ch.close();
+    };
+    if (from) boost::fibers::fiber(push).join();
+    else push();
+    while (!done.load()) boost::this_fiber::yield();
+  });
+  t0.join();
+  t1.join();
+  return got;
+}
+
 // --- The waking CPU of a cross-thread wake-up by a main context ----------
 
 namespace remote_hint {
@@ -496,41 +539,15 @@ using Group = taskplace_fiber::Group<Traits>;
 }  // namespace remote_hint
 
 BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_main_context_names_the_wakers_worker) {
-  using Algo = taskplace_fiber::Algorithm<remote_hint::Group>;
+  // The producer is worker 0's main context, which has no last worker of
+  // its own.
   remote_hint::Group group{2};
-  boost::fibers::unbuffered_channel<int> ch;
-  std::atomic<bool> started{false}, done{false};
-  int got = 0;
-  // The consumer is a fiber of worker 1; the producer is worker 0's main
-  // context, which has no last worker of its own.
-  std::thread t1([&] {
-    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{1});
-    boost::fibers::fiber c([&] {
-      remote_hint::consumer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active());
-      started = true;
-      int v = 0;
-      while (ch.pop(v) == boost::fibers::channel_op_status::success) ++got;
-    });
-    c.join();
-    done = true;
-  });
-  std::thread t0([&] {
-    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{0});
-    while (!started.load()) boost::this_fiber::yield();
-    for (int i = 0; i < 500; ++i) ch.push(i);
-    ch.close();
-    while (!done.load()) boost::this_fiber::yield();
-  });
-  t0.join();
-  t1.join();
-  BOOST_TEST(got == 500);
+  BOOST_TEST(cross_thread_pushes(group, remote_hint::consumer) == 500);
   std::lock_guard lk(remote_hint::m);
   // Every wake-up of the consumer from the other thread came from worker 0.
   BOOST_TEST(remote_hint::waking[0] > 0);
   BOOST_TEST(remote_hint::waking[1] == 0);
 }
-
-// --- A cross-thread wake-up by a fiber names the fiber -------------------
 
 namespace remote_key {
 std::mutex m;
@@ -550,40 +567,14 @@ using Group = taskplace_fiber::Group<Traits>;
 }  // namespace remote_key
 
 BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_fiber_names_the_waking_fiber) {
-  // The consumer is a fiber of worker 1, the producer a fiber of worker 0:
-  // Boost.Fiber hands each wake-up to worker 1's dispatcher, and the
-  // placement names the producer (its key; its state stays with worker 0).
-  using Algo = taskplace_fiber::Algorithm<remote_key::Group>;
+  // The producer is a fiber of worker 0: Boost.Fiber hands each wake-up to
+  // worker 1's dispatcher, and the placement names the producer (its key;
+  // its state stays with worker 0).
   remote_key::Group group{2};
-  boost::fibers::unbuffered_channel<int> ch;
-  std::atomic<bool> started{false}, done{false};
   std::atomic<taskplace::TaskKey> producer{taskplace::no_task};
-  int got = 0;
-  std::thread t1([&] {
-    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{1});
-    boost::fibers::fiber c([&] {
-      remote_key::consumer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active());
-      started = true;
-      int v = 0;
-      while (ch.pop(v) == boost::fibers::channel_op_status::success) ++got;
-    });
-    c.join();
-    done = true;
-  });
-  std::thread t0([&] {
-    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{0});
-    while (!started.load()) boost::this_fiber::yield();
-    boost::fibers::fiber p([&] {
-      producer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active());
-      for (int i = 0; i < 500; ++i) ch.push(i);
-      ch.close();
-    });
-    p.join();
-    while (!done.load()) boost::this_fiber::yield();
-  });
-  t0.join();
-  t1.join();
-  BOOST_TEST(got == 500);
+  BOOST_TEST(cross_thread_pushes(group, remote_key::consumer, [&] {
+               producer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active());
+             }) == 500);
   std::lock_guard lk(remote_key::m);
   // PrevCpu keeps the consumer on worker 1: every wake-up of it by the
   // producer crosses threads, and each named the producer.
