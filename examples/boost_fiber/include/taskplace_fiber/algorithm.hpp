@@ -566,8 +566,9 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     const auto placement = g_->placer_.place(
         {.waker = waker, .waker_key = waker_key, .wakee = &props.task,
          .wakee_key = reinterpret_cast<taskplace::TaskKey>(ctx), .waking_cpu = waking,
-         .prev_cpu = props.last_worker},
-        typename G::Machine{*g_, now}, now);
+         .prev_cpu = props.last_worker, .wakee_load = taskplace::kit::wakee_load<typename G::placer_type>},
+        // Traced: the answers it reads go with the wake event (kit::observed).
+        taskplace::kit::observed<typename G::placer_type>(typename G::Machine{*g_, now}, g_->worker_count()), now);
     CpuId to = placement.cpu;
     if (to >= g_->worker_count() || !g_->slots_[to].registered.load(std::memory_order_acquire)) to = id_;
     if (to != waking) g_->placed_remote_.fetch_add(1, std::memory_order_relaxed);
