@@ -275,6 +275,25 @@ kit::MachineView machine_view(const Reader& r, const Value& m) {
     if (h == nullptr || h->kind != Value::Kind::boolean) r.fail("a wake event's machine.idle_core.hint is missing");
     v.idle_core = h->b;
   }
+  // The move costs (written since the view recorded them; optional).
+  auto nanoseconds = [&](const Value& o, std::string_view key, std::string_view what) {
+    const Value* n = o.find(key);
+    std::int64_t x = 0;
+    if (n == nullptr || n->kind != Value::Kind::number ||
+        std::from_chars(n->text.data(), n->text.data() + n->text.size(), x).ec != std::errc{} ||
+        n->text.find_first_of(".eE") != std::string::npos)
+      r.fail("a wake event's " + std::string(what) + "." + std::string(key) + " is missing or out of range");
+    return Nanoseconds{x};
+  };
+  if (const Value* w = m.find("wake_cost")) {
+    if (w->kind != Value::Kind::object) r.fail("a wake event's machine.wake_cost is not an object");
+    v.wake_cpu = static_cast<CpuId>(member(r, *w, "cpu", "machine.wake_cost", cpu_max));
+    v.wake_cost = nanoseconds(*w, "ns", "machine.wake_cost");
+  }
+  if (m.find("crossing_ns") != nullptr) {
+    v.crossing = nanoseconds(m, "crossing_ns", "machine");
+    v.has_crossing = true;
+  }
   auto boolean = [&](std::string_view key) {
     const Value* b = m.find(key);
     if (b == nullptr || b->kind != Value::Kind::boolean)

@@ -22,16 +22,21 @@ namespace taskplace::kit {
 
 // The machine as one placement read it, recorded with its wake event so
 // that a replay can answer the placer's questions as the runtime did.
-// Bounded (104 bytes): CPUs 0-63 by bit masks; the counts (nr_running, load)
-// of two CPUs (the placer reads them for the waking and the previous CPU
-// only); the LLC utilisation and the idle-core hint, each for the one CPU
-// it was asked for. An answer the placer read twice and got two different
-// ones (the machine changed under it) keeps the first, and its CPU's bit in
-// `torn`. After the decision, the hook completes the view (`known`): the
-// idle state of every CPU below 64 the placer did not ask about, and the
-// counts of the waking and the previous CPU, read then (a moment later).
-// It also says which optional members the machine has (O1, O2): a placer
-// without them scans the whole LLC, with no idle-core hint.
+// Bounded (128 bytes, two cache lines: a trace's slots hold one each):
+// CPUs 0-63 by bit masks; the counts (nr_running, load) of two CPUs (the
+// placer reads them for the waking and the previous CPU only); the LLC
+// utilisation and the idle-core hint, each for the one CPU it was asked
+// for; the move costs CostGate reads (O5 wake_cost for one CPU, the
+// previous one; O6 crossing_cost). An answer the placer read twice and got
+// two different ones (the machine changed under it) keeps the first, and
+// its CPU's bit in `torn`. After the decision, the hook completes the view
+// (`known`): the idle state of every CPU below 64 the placer did not ask
+// about, the counts of the waking and the previous CPU, and, where the
+// machine has them, the previous CPU's wake cost and the crossing cost,
+// read then (a moment later), so that a replay can also run a rule that
+// reads the costs on a trace recorded without one. It also says which
+// optional members the machine has (O1, O2): a placer without them scans
+// the whole LLC, with no idle-core hint.
 struct MachineView {
   static constexpr std::uint32_t max_cpus = 64;
   struct Count {
@@ -45,14 +50,18 @@ struct MachineView {
   std::uint64_t read = 0;   // bit c: ... by the placer itself (else by the hook, after it)
   std::uint64_t torn = 0;   // bit c: two reads of c (idle state or counts) disagreed
   Count counts[2];
+  Nanoseconds wake_cost{0};  // wake_cost(wake_cpu) read
+  Nanoseconds crossing{0};   // crossing_cost() read (where has_crossing)
   CpuId llc_cpu = no_cpu;   // llc_utilization_pct(llc_cpu) read: llc_pct
   std::uint32_t llc_pct = 0;
   CpuId core_cpu = no_cpu;  // has_idle_core(core_cpu) read: idle_core
   std::uint32_t cpus = 0;   // the machine's CPU count; 0: no view recorded
+  CpuId wake_cpu = no_cpu;  // wake_cost(wake_cpu) read: wake_cost; no_cpu: none (or the machine has no O5)
   bool idle_core = false;
   bool beyond = false;      // the placer read a CPU >= max_cpus (not recorded) or a third count
   bool has_llc = false;     // the machine has llc_utilization_pct (MachineState O1)
   bool has_core_hint = false;  // ... has_idle_core (O2)
+  bool has_crossing = false;   // crossing_cost() read: crossing (false: the machine has no O6)
 
   bool has_idle(CpuId c) const noexcept { return c < max_cpus && ((known >> c) & 1u) != 0; }
   // Effects: records is_idle(c)'s answer (the first stays; a different one marks c torn).
@@ -103,7 +112,24 @@ struct MachineView {
       if (!k->has_load) k->load = v, k->has_load = true;
     }
   }
+  // Effects: records wake_cost(c)'s answer: the first CPU asked keeps it
+  // (another one asked is `beyond` for the placer), a different answer
+  // for it marks it torn.
+  void note_wake_cost(CpuId c, Nanoseconds v, bool by_placer) noexcept {
+    if (wake_cpu == no_cpu) {
+      wake_cpu = c, wake_cost = v;
+    } else if (wake_cpu != c) {
+      beyond = beyond || by_placer;
+    } else if (wake_cost != v) {
+      mark_torn(c);
+    }
+  }
+  // Effects: records crossing_cost()'s answer (the first stays).
+  void note_crossing(Nanoseconds v) noexcept {
+    if (!has_crossing) crossing = v, has_crossing = true;
+  }
 };
+static_assert(sizeof(MachineView) <= 128, "MachineView: a trace slot's budget is two cache lines");
 
 struct ChromeTraceHook;
 
@@ -116,6 +142,8 @@ struct ViewSource {
   bool (*is_idle)(const void*, CpuId) = nullptr;
   std::uint32_t (*nr_running)(const void*, CpuId) = nullptr;
   std::uint64_t (*load)(const void*, CpuId) = nullptr;
+  Nanoseconds (*wake_cost)(const void*, CpuId) = nullptr;  // null: the machine has no O5
+  Nanoseconds (*crossing)(const void*) = nullptr;          // null: ... no O6
 };
 inline thread_local MachineView current_view{};
 inline thread_local ViewSource current_source{};
@@ -136,6 +164,10 @@ class ObservedMachine {
     detail::current_source = {this, [](const void* p, CpuId c) { return static_cast<bool>(self(p).m_.is_idle(c)); },
                               [](const void* p, CpuId c) { return static_cast<std::uint32_t>(self(p).m_.nr_running(c)); },
                               [](const void* p, CpuId c) { return static_cast<std::uint64_t>(self(p).m_.load(c)); }};
+    if constexpr (HasWakeCost<M>)
+      detail::current_source.wake_cost = [](const void* p, CpuId c) { return Nanoseconds{self(p).m_.wake_cost(c)}; };
+    if constexpr (HasCrossingCost<M>)
+      detail::current_source.crossing = [](const void* p) { return Nanoseconds{self(p).m_.crossing_cost()}; };
   }
   ~ObservedMachine() {
     if (detail::current_source.machine == this) detail::current_source = {}, detail::current_view.cpus = 0;
@@ -184,16 +216,20 @@ class ObservedMachine {
   {
     return m_.reservation(c);
   }
-  // O5, O6 (CostGate's costs): forwarded, not recorded.
+  // O5, O6 (CostGate's costs).
   Nanoseconds wake_cost(CpuId c) const
     requires HasWakeCost<M>
   {
-    return m_.wake_cost(c);
+    const Nanoseconds v{m_.wake_cost(c)};
+    detail::current_view.note_wake_cost(c, v, true);
+    return v;
   }
   Nanoseconds crossing_cost() const
     requires HasCrossingCost<M>
   {
-    return m_.crossing_cost();
+    const Nanoseconds v{m_.crossing_cost()};
+    detail::current_view.note_crossing(v);
+    return v;
   }
 
  private:
@@ -214,8 +250,9 @@ auto observed(M m, std::uint32_t cpus) {
 
 namespace detail {
 // Returns: this thread's view completed for `e` (the idle state of the
-// CPUs below 64 not read, the counts of the waking and previous CPUs), or
-// null when no ObservedMachine is alive on this thread.
+// CPUs below 64 not read, the counts of the waking and previous CPUs, the
+// previous CPU's wake cost and the crossing cost where the machine has
+// them), or null when no ObservedMachine is alive on this thread.
 inline const MachineView* take_view(CpuId waking, CpuId prev) noexcept {
   const ViewSource& s = current_source;
   MachineView& v = current_view;
@@ -230,6 +267,9 @@ inline const MachineView* take_view(CpuId waking, CpuId prev) noexcept {
     if (!k->has_nr) k->nr_running = s.nr_running(s.machine, c), k->has_nr = true;
     if (!k->has_load) k->load = s.load(s.machine, c), k->has_load = true;
   }
+  if (s.wake_cost != nullptr && v.wake_cpu == no_cpu && prev < v.cpus)
+    v.note_wake_cost(prev, s.wake_cost(s.machine, prev), false);
+  if (s.crossing != nullptr && !v.has_crossing) v.note_crossing(s.crossing(s.machine));
   return &v;
 }
 }  // namespace detail

@@ -248,6 +248,9 @@ class ChromeTrace {
     if (v.llc_cpu != no_cpu) out << R"(,"llc":{"cpu":)" << v.llc_cpu << ",\"pct\":" << v.llc_pct << '}';
     if (v.core_cpu != no_cpu)
       out << R"(,"idle_core":{"cpu":)" << v.core_cpu << ",\"hint\":" << (v.idle_core ? "true" : "false") << '}';
+    if (v.wake_cpu != no_cpu)
+      out << R"(,"wake_cost":{"cpu":)" << v.wake_cpu << ",\"ns\":" << v.wake_cost.count() << '}';
+    if (v.has_crossing) out << R"(,"crossing_ns":)" << v.crossing.count();
     out << ",\"beyond\":" << (v.beyond ? "true" : "false") << ",\"has_llc\":" << (v.has_llc ? "true" : "false")
         << ",\"has_idle_core\":" << (v.has_core_hint ? "true" : "false") << '}';
   }
