@@ -317,6 +317,7 @@ class WakePlacer {
   const stats_type& stats() const noexcept { return stats_; }
   stats_type& stats() noexcept { return stats_; }
   hook_type& hook() noexcept { return hook_; }
+  const hook_type& hook() const noexcept { return hook_; }
 
  private:
   // A decision not yet applied: the placement, the waker's flips after the

@@ -67,6 +67,29 @@ ChromeTraceInput traced_pairs(int rounds) {
 
 }  // namespace
 
+TEST_CASE("a fiber group's trace under Runtime, its default, replays to the group's decisions",
+          "[replay][runtime][fiber]") {
+  // The group records each fiber's runs, stops and sleeps (task events)
+  // and the move costs its placer read (the view): the replay's Runtime
+  // has the same overlaps, runs and costs, and decides as the group did
+  // but where a view is torn.
+  const ChromeTraceInput in = traced_pairs<traits::Runtime>(300);
+  REQUIRE(in.wakes.size() >= 1200);
+  REQUIRE_FALSE(in.tasks.empty());
+  REQUIRE(in.wakes.front().view.has_crossing);  // Group::Machine has crossing_cost (O6)
+  Options o;
+  o.cpus = 4;
+  const RuntimeResult r = run_runtime(in, o);
+  CHECK(r.views == in.wakes.size());
+  const SetResult& runtime = set(r, "traits::Runtime");
+  INFO("torn views: " << r.torn << ", same decision " << runtime.same_decision << " of " << runtime.wakeups);
+  CHECK(runtime.wakeups - runtime.same_decision <= r.torn);
+  std::size_t kept = 0;
+  for (const auto& [reason, n] : r.reasons)
+    if (reason == "waker_blocks" || reason == "short_work") kept += n;
+  CHECK(kept > 0);  // the gate decided some: the costs and the runs mattered
+}
+
 TEST_CASE("a fiber group's trace under Current replays to the group's decisions", "[replay][runtime][fiber]") {
   const ChromeTraceInput in = traced_pairs<traits::Current>(300);
   REQUIRE(in.wakes.size() >= 1200);  // two pairs, 300 round trips each, two wake-ups per trip
