@@ -564,7 +564,8 @@ class WakePlacer {
 
   void emit(const Wakeup& w, CpuId waking, CpuId prev, const Placement& p, Nanoseconds now) const {
     if constexpr (detail::hook_enabled<hook_type>())
-      hook_(WakeEvent{w.waker_key, w.wakee_key, waking, prev, p, now, w.sync});
+      hook_(WakeEvent{w.waker_key, w.wakee_key, waking, prev, p, now, w.sync,
+                      w.waker == nullptr && w.waker_key != no_task});
   }
   template <class F>
   void fall_back(Placement& p, const F& allowed) const {

@@ -316,6 +316,25 @@ TEST_CASE("a view records the move costs, read by the placer or after it", "[kit
   CHECK(!e.at(2)["args"]["machine"].has("crossing_ns"));
 }
 
+TEST_CASE("a wake event says when the waker was given by its key alone", "[kit][trace]") {
+  ChromeTrace trace{8};
+  const UniformTopology topo{1, 1, 4, 1};
+  ChromeTrace::Install on{trace};
+  using Placer = WakePlacer<UniformTopology, CountedTraced>;
+  const Placer placer{topo};
+  Placer::task_state waker, wakee;
+  testing::ScriptedMachine<> m{4};
+  placer.place({.waker = nullptr, .waker_key = 7, .wakee = &wakee, .wakee_key = 8, .waking_cpu = 0, .prev_cpu = 1},
+               m, Nanoseconds{1'000});
+  placer.place({.waker = &waker, .waker_key = 7, .wakee = &wakee, .wakee_key = 8, .waking_cpu = 0, .prev_cpu = 1},
+               m, Nanoseconds{2'000});
+  const Json j = parse(trace);
+  const auto& e = j["traceEvents"].array();
+  CHECK(e.at(0)["args"]["waker"].num() == 7);
+  CHECK(std::get<bool>(e.at(0)["args"]["waker_by_key"].v));
+  CHECK(!e.at(1)["args"].has("waker_by_key"));
+}
+
 TEST_CASE("a view marks the CPUs whose answers changed under the placer", "[kit][trace]") {
   ChromeTrace trace{8};
   const UniformTopology topo{1, 1, 8, 1};

@@ -376,6 +376,7 @@ ChromeTraceInput read_chrome_trace(std::string_view s) {
           w.affine = text(args != nullptr ? args->find("affine") : nullptr);
           w.wide = flag(args, "wide");
           w.sync = flag(args, "sync");
+          w.waker_by_key = flag(args, "waker_by_key");
           if (const Value* m = args != nullptr ? args->find("machine") : nullptr) {
             w.view = machine_view(r, *m);
             ++out.views;

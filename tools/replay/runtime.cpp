@@ -145,7 +145,9 @@ class SetReplay final : public AnySet {
 
   void wake(const RecordedWake& w, const WindowMachine& m) override {
     auto& wakee = tasks_[w.wakee];
-    typename Placer::task_state* waker = w.waker != no_task ? &tasks_[w.waker] : nullptr;
+    // A waker the runtime named by its key alone (args.waker_by_key): its
+    // placer read and wrote no state of it, nor does this one.
+    typename Placer::task_state* waker = w.waker != no_task && !w.waker_by_key ? &tasks_[w.waker] : nullptr;
     typename Placer::Wakeup up;
     up.waker = waker;
     up.waker_key = w.waker;

@@ -263,6 +263,7 @@ class ChromeTrace {
         << ",\"cpu\":" << p.cpu << R"(,"affine":")" << to_string(p.affine) << "\",\"wide\":"
         << (p.wide ? "true" : "false") << ",\"sync\":" << (e.sync ? "true" : "false")
         << ",\"scanned\":" << p.scanned << ",\"reservation_skips\":" << p.reservation_skips;
+    if (e.waker_by_key) out << R"(,"waker_by_key":true)";
     if (v.cpus != 0) write_view(out, v);
     out << "}}";
   }

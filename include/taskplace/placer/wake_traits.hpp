@@ -145,6 +145,10 @@ struct WakeEvent {
   Placement placement;
   Nanoseconds now{0};
   bool sync = false;
+  // The waker was given by its key alone (Wakeup::waker null, waker_key
+  // set: a wake-up made on another thread of the runtime): no state of it
+  // was read or written.
+  bool waker_by_key = false;
 };
 
 static_assert(DecisionHook<NoHook, WakeEvent>);
