@@ -283,7 +283,8 @@ TEST_CASE("a view records the move costs, read by the placer or after it", "[kit
   Costly m{8};
   m.all_busy().idle(3);
   // traits::Runtime's CostGate reads the crossing cost and, prev (3)
-  // being idle and not the waking CPU (0), its wake cost (move_cost()).
+  // being idle and not the waking CPU (0), its wake cost (move_cost()),
+  // before the search and after it (the search finds 3 again).
   // A wakee with no run measured and a waker that does not block keep
   // nothing: the kernel's pipeline places it (idle_prev).
   using RuntimePlacer = WakePlacer<UniformTopology, kit::Traced<traits::Runtime>>;
@@ -291,8 +292,9 @@ TEST_CASE("a view records the move costs, read by the placer or after it", "[kit
   RuntimePlacer::task_state a, b;
   runtime.place({.waker = &a, .waker_key = 1, .wakee = &b, .wakee_key = 2, .waking_cpu = 0, .prev_cpu = 3},
                 kit::observed<RuntimePlacer>(m, 8), Nanoseconds{1'000});
-  // Current reads no cost: the hook reads prev's and the crossing cost
-  // after the decision, for a replay under a set that does.
+  // Current reads no cost: the hook reads those of prev (5, busy) and of
+  // the CPU chosen (3) and the crossing cost after the decision, for a
+  // replay under a set that does.
   using CurrentPlacer = WakePlacer<UniformTopology, kit::Traced<traits::Current>>;
   const CurrentPlacer current{topo};
   CurrentPlacer::task_state c, d;
@@ -305,12 +307,16 @@ TEST_CASE("a view records the move costs, read by the placer or after it", "[kit
   const Json j = parse(trace);
   const auto& e = j["traceEvents"].array();
   const Json& r = e.at(0)["args"]["machine"];
-  CHECK(r["wake_cost"]["cpu"].num() == 3);
-  CHECK(r["wake_cost"]["ns"].num() == 4000);  // idle CPU 3: (3 + 1) us
+  REQUIRE(r["wake_cost"].array().size() == 1);
+  CHECK(r["wake_cost"].array().at(0)["cpu"].num() == 3);
+  CHECK(r["wake_cost"].array().at(0)["ns"].num() == 4000);  // idle CPU 3: (3 + 1) us
   CHECK(r["crossing_ns"].num() == 300);
   const Json& k = e.at(1)["args"]["machine"];
-  CHECK(k["wake_cost"]["cpu"].num() == 5);
-  CHECK(k["wake_cost"]["ns"].num() == 0);  // busy CPU 5
+  REQUIRE(k["wake_cost"].array().size() == 2);
+  CHECK(k["wake_cost"].array().at(0)["cpu"].num() == 5);
+  CHECK(k["wake_cost"].array().at(0)["ns"].num() == 0);  // busy CPU 5
+  CHECK(k["wake_cost"].array().at(1)["cpu"].num() == 3);
+  CHECK(k["wake_cost"].array().at(1)["ns"].num() == 4000);
   CHECK(k["crossing_ns"].num() == 300);
   CHECK(!e.at(2)["args"]["machine"].has("wake_cost"));
   CHECK(!e.at(2)["args"]["machine"].has("crossing_ns"));

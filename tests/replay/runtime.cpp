@@ -127,19 +127,24 @@ TEST_CASE("the reader takes the machine a wake event's placer read, and refuses 
   CHECK(v.core_cpu == no_cpu);  // not read
   CHECK(v.has_llc);
   CHECK_FALSE(v.has_core_hint);
-  CHECK(v.wake_cpu == no_cpu);  // a view without the move costs (written before they were recorded)
+  CHECK(v.wake_costs[0].cpu == no_cpu);  // a view without the move costs (written before they were recorded)
   CHECK_FALSE(v.has_crossing);
   // The move costs, where the runtime's machine has them.
   const std::string whole = R"({"cpus":4,"idle":0,"known":0,"read":0,"torn":0,"counts":[],)";
   const std::string flags = R"("beyond":false,"has_llc":false,"has_idle_core":false})";
   const ChromeTraceInput costs =
-      read_chrome_trace(head + whole + R"("wake_cost":{"cpu":3,"ns":41000},"crossing_ns":180,)" + flags + tail);
-  CHECK(costs.wakes[0].view.wake_cpu == 3);
-  CHECK(costs.wakes[0].view.wake_cost == Nanoseconds{41'000});
+      read_chrome_trace(head + whole + R"("wake_cost":[{"cpu":3,"ns":41000},{"cpu":1,"ns":0}],"crossing_ns":180,)" +
+                        flags + tail);
+  REQUIRE(costs.wakes[0].view.find_wake_cost(3) != nullptr);
+  CHECK(costs.wakes[0].view.find_wake_cost(3)->ns == 41'000);
+  CHECK(costs.wakes[0].view.find_wake_cost(1)->ns == 0);
+  CHECK(costs.wakes[0].view.find_wake_cost(2) == nullptr);
   CHECK(costs.wakes[0].view.has_crossing);
   CHECK(costs.wakes[0].view.crossing == Nanoseconds{180});
-  CHECK_THROWS_WITH(read_chrome_trace(head + whole + R"("wake_cost":{"cpu":3},)" + flags + tail),
+  CHECK_THROWS_WITH(read_chrome_trace(head + whole + R"("wake_cost":[{"cpu":3}],)" + flags + tail),
                     Catch::Contains("machine.wake_cost.ns is missing or out of range"));
+  CHECK_THROWS_WITH(read_chrome_trace(head + whole + R"("wake_cost":{"cpu":3,"ns":1},)" + flags + tail),
+                    Catch::Contains("machine.wake_cost is not an array of at most 2"));
   CHECK_THROWS_WITH(read_chrome_trace(head + whole + R"("crossing_ns":1.5,)" + flags + tail),
                     Catch::Contains("machine.crossing_ns is missing or out of range"));
   // A view must be whole: each field present and in range.

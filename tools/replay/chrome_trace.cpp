@@ -286,9 +286,14 @@ kit::MachineView machine_view(const Reader& r, const Value& m) {
     return Nanoseconds{x};
   };
   if (const Value* w = m.find("wake_cost")) {
-    if (w->kind != Value::Kind::object) r.fail("a wake event's machine.wake_cost is not an object");
-    v.wake_cpu = static_cast<CpuId>(member(r, *w, "cpu", "machine.wake_cost", cpu_max));
-    v.wake_cost = nanoseconds(*w, "ns", "machine.wake_cost");
+    if (w->kind != Value::Kind::array || w->items.size() > 2)
+      r.fail("a wake event's machine.wake_cost is not an array of at most 2");
+    for (std::size_t i = 0; i < w->items.size(); ++i) {
+      const Value& k = w->items[i];
+      if (k.kind != Value::Kind::object) r.fail("a wake event's machine.wake_cost holds a non-object");
+      v.wake_costs[i].cpu = static_cast<CpuId>(member(r, k, "cpu", "machine.wake_cost", cpu_max));
+      v.wake_costs[i].ns = static_cast<std::uint32_t>(member(r, k, "ns", "machine.wake_cost", 0xffffffffu));
+    }
   }
   if (m.find("crossing_ns") != nullptr) {
     v.crossing = nanoseconds(m, "crossing_ns", "machine");

@@ -78,7 +78,9 @@ struct WindowMachine {
   // O5, O6 (traits::Runtime's CostGate): as recorded, else 0 (unknown:
   // the gate's floor, tunables::crossing_cost).
   Nanoseconds wake_cost(CpuId c) const {
-    return view != nullptr && view->wake_cpu == c ? view->wake_cost : Nanoseconds{0};
+    if (view != nullptr)
+      if (const auto* k = view->find_wake_cost(c)) return Nanoseconds{k->ns};
+    return Nanoseconds{0};
   }
   Nanoseconds crossing_cost() const {
     return view != nullptr && view->has_crossing ? view->crossing : Nanoseconds{0};
