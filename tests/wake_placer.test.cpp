@@ -367,11 +367,14 @@ void random_placements(const UniformTopology& topo, std::uint32_t seed, int roun
       };
       owner_only = detail::reservation_owner_only<typename P::reservation_policy>();
     }
-    const bool full_scan = m.cpu(0).llc_util_pct == 0;
+    // v3.12's search looks at whole cores and the target's siblings only:
+    // never a scan of every CPU of the LLC.
+    constexpr bool groups = detail::search_needs_waking_allowed<typename P::search_policy>;
+    const bool full_scan = m.cpu(0).llc_util_pct == 0 && !groups;
     const auto v = testing::check_placement(
         topo, m, mask,
-        testing::PlacementQuery{waking, prev, P::search_policy::enabled, w.sync, w.current_cpu}, p, reserved,
-        owner_only, full_scan);
+        testing::PlacementQuery{waking, prev, P::search_policy::enabled, w.sync, w.current_cpu, groups}, p,
+        reserved, owner_only, full_scan);
     INFO("round " << round << ", waking " << waking << ", prev " << prev << ", cpu " << p.cpu
                   << ", affine " << to_string(p.affine) << ", reason " << to_string(p.reason));
     for (const auto& x : v) INFO(x.rule << ": " << x.detail);
@@ -380,7 +383,7 @@ void random_placements(const UniformTopology& topo, std::uint32_t seed, int roun
 }
 
 using AllTraits = std::tuple<traits::Current, traits::AlwaysAffine, traits::PrevCpu,
-                             traits::Linux2013, traits::CacheHot<sis_cache::EverySleep2023>,
+                             traits::Linux2013, traits::Linux2013Kernel, traits::CacheHot<sis_cache::EverySleep2023>,
                              traits::CacheHot<sis_cache::ShortSleeps2023>, traits::CacheHot<sis_cache::HalveLong2023>,
                              traits::CacheHot<sis_cache::HalveLong2023, OwnerOnly>, MasterOnlyCores,
                              traits::Runtime>;

@@ -456,7 +456,7 @@ struct SearchResult;
 struct WakeOnCurrentInput;  // placer/wake_on_current.hpp
 
 // AffinePolicy (Traits::Affine): the affine step, the waking CPU or prev?
-// Models: WakeAffine, WakeAffine2008<V>, affine::Always, affine::Never.
+// Models: WakeAffine, WakeAffine2008<V>, WakeAffine2013, affine::Always, affine::Never.
 //   R1 default-constructible and copy-constructible (the placer holds one).
 //   R2 a.decide(const AffineInput<T, M>&) -> AffineDecision, on a const
 //      policy, for every MachineState M (checked with a machine state that
@@ -471,13 +471,17 @@ concept AffinePolicy = Topology<T> && std::default_initializable<A> && std::copy
     };
 
 // SearchPolicy (Traits::Search): from the affine step's target, an idle CPU
-// that shares its cache. Models: IdleSiblingSearch, NoSearch.
+// that shares its cache. Models: IdleSiblingSearch, sis_walk::IdleGroup2013,
+// NoSearch.
 //   R1 default-constructible and copy-constructible.
 //   R2 S::enabled: a bool constant; false: no search, the target is the
 //      answer (nothing else is required).
 //   R3 when enabled: s.search(const SearchInput<T, M, F, R>&) ->
 //      SearchResult, on a const policy, for every MachineState M and
 //      CpuFilter F; R is the Reservation member (void for NoReservation).
+//   O1 S::needs_waking_allowed: true when the search runs only where the
+//      waking CPU is allowed (v3.12's, under an affine domain); otherwise
+//      the placer keeps the target (reason no_search).
 //   I1 the CPU found is the target or an allowed CPU sharing its LLC.
 template <class S, class T, class R = void>
 concept SearchPolicy = Topology<T> && std::default_initializable<S> && std::copy_constructible<S> &&

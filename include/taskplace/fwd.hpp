@@ -91,6 +91,9 @@ struct IdleSiblingSearch;  // v6.8+: the target's cluster first  [default of Wak
 namespace sis_cluster {
 struct LlcOnly2022;  // v6.0-v6.7: SIS_UTIL, the LLC walk only
 }  // namespace sis_cluster
+namespace sis_walk {
+struct IdleGroup2013;  // v3.9-v4.8: the first wholly idle core of the LLC, then the target's siblings
+}  // namespace sis_walk
 
 // --- CacheHotReservation (SIS_CACHE, never merged) -------------------------
 namespace sis_cache {
@@ -130,6 +133,7 @@ struct Ignored2008;    // SYNC_WAKEUPS off: the load test alone
 }  // namespace sync_affine
 template <SyncAffineVariant Variant = sync_affine::Balanced2008>
 struct WakeAffine2008;
+struct WakeAffine2013;  // v3.12 (2.6.36-v3.15): the load test and the load-per-task test, no idle test
 
 // --- SIS_CURRENT (2023, never merged) ----------------------------------------
 struct DurationTracker;  // measures a task's average run between sleeps (dur_avg)

@@ -317,6 +317,7 @@ class WakePlacer {
   const stats_type& stats() const noexcept { return stats_; }
   stats_type& stats() noexcept { return stats_; }
   hook_type& hook() noexcept { return hook_; }
+  const hook_type& hook() const noexcept { return hook_; }
 
  private:
   // A decision not yet applied: the placement, the waker's flips after the
@@ -455,23 +456,30 @@ class WakePlacer {
       p.affine = a.reason;
     }
 
-    // 4. An idle CPU near the target (not with a machine state refused above).
+    // 4. An idle CPU near the target (not with a machine state refused
+    // above; nor, for a search of v3.12, when the waking CPU is refused:
+    // that kernel searched only under an affine domain).
+    bool search = true;
+    if constexpr (detail::search_needs_waking_allowed<search_policy>) search = allowed(waking);
+    p.cpu = p.target;
+    p.reason = WakeReason::no_search;
     if constexpr (search_policy::enabled && (!reserving || HasReservationState<M, reservation_policy>)) {
-      SearchResult r;
-      if constexpr (reserving) {
-        r = search_.search(SearchInput<T, M, F, reservation_policy>{
-            t, machine, allowed, &reservation_, w.wakee_key, now, p.target, prev, &d.recent, &facts_});
-      } else {
-        r = search_.search(SearchInput<T, M, F, void>{t, machine, allowed, nullptr, w.wakee_key, now,
-                                                      p.target, prev, &d.recent, &facts_});
+      if (search) {
+        SearchResult r;
+        if constexpr (reserving) {
+          r = search_.search(SearchInput<T, M, F, reservation_policy>{
+              t, machine, allowed, &reservation_, w.wakee_key, now, p.target, prev, &d.recent, &facts_});
+        } else {
+          r = search_.search(SearchInput<T, M, F, void>{t, machine, allowed, nullptr, w.wakee_key, now,
+                                                        p.target, prev, &d.recent, &facts_});
+        }
+        p.cpu = r.cpu;
+        p.reason = r.reason;
+        p.scanned = r.scanned;
+        p.reservation_skips = r.reservation_skips;
       }
-      p.cpu = r.cpu;
-      p.reason = r.reason;
-      p.scanned = r.scanned;
-      p.reservation_skips = r.reservation_skips;
     } else {
-      p.cpu = p.target;
-      p.reason = WakeReason::no_search;
+      (void)search;
     }
 
     // 5. Affinity: the kernel's select_fallback_rq, nearest first.
@@ -556,7 +564,8 @@ class WakePlacer {
 
   void emit(const Wakeup& w, CpuId waking, CpuId prev, const Placement& p, Nanoseconds now) const {
     if constexpr (detail::hook_enabled<hook_type>())
-      hook_(WakeEvent{w.waker_key, w.wakee_key, waking, prev, p, now, w.sync});
+      hook_(WakeEvent{w.waker_key, w.wakee_key, waking, prev, p, now, w.sync,
+                      w.waker == nullptr && w.waker_key != no_task});
   }
   template <class F>
   void fall_back(Placement& p, const F& allowed) const {

@@ -701,14 +701,22 @@ BOOST_AUTO_TEST_CASE(a_traced_group_records_each_placement_and_balance_once) {
   std::ostringstream out;
   trace.write(out);
   const auto j = strict_json::Reader(out.str()).document();
-  std::uint64_t wakes = 0, balances = 0;
+  std::uint64_t wakes = 0, balances = 0, runs = 0, ends = 0;
   for (const auto& e : j["traceEvents"].array()) {
     if (!e.has("cat")) continue;
-    (e["cat"].str() == "wake" ? wakes : balances) += 1;
+    const std::string cat = e["cat"].str();
+    if (cat == "wake") ++wakes;
+    else if (cat == "balance") ++balances;
+    else if (cat == "task") (e["name"].str() == "runs" ? runs : ends) += 1;
   }
   BOOST_TEST(wakes == group.placer().stats().get(taskplace::WakeCounter::wakeups));
   BOOST_TEST(wakes >= 300u);  // one per message at least
   BOOST_TEST(balances == group.balancer().stats().get(taskplace::BalanceCounter::runs));
+  // Each fiber's runs, and the sleeps or stops that end them (task events):
+  // a run for each wake-up at least, an end for each run but the last of
+  // each fiber (which ends the fiber).
+  BOOST_TEST(runs >= wakes);
+  BOOST_TEST(ends + 2 >= runs);
 }
 
 BOOST_AUTO_TEST_CASE(a_wake_up_by_the_next_fiber_after_a_block_is_still_placed) {

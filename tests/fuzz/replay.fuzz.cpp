@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       return 0;
     }
     // SisCurrent and CacheHot only with the runtime's runs and sleeps.
-    FUZZ_CHECK(rr.sets.size() == policy_sets().size() - (c.tasks.empty() ? 2 : 0));
+    FUZZ_CHECK(rr.sets.size() == policy_sets().size() - (c.tasks.empty() ? 3 : 0));
     for (const SetResult& s : rr.sets) FUZZ_CHECK(s.wakeups == c.wakes.size() && s.same_cpu <= s.wakeups);
     std::ostringstream out;
     print_runtime_table(out, rr);

@@ -266,6 +266,81 @@ TEST_CASE("a wake event carries the machine its placer read", "[kit][trace]") {
   static_assert(!HasWakeCost<kit::ObservedMachine<Flickering>> && !HasCrossingCost<kit::ObservedMachine<Flickering>>);
 }
 
+namespace {
+// ScriptedMachine<> with the move costs (MachineState O5, O6): an idle
+// CPU c wakes in (c + 1) us, a busy one in 0; a crossing costs 300 ns.
+struct Costly : testing::ScriptedMachine<> {
+  using ScriptedMachine::ScriptedMachine;
+  Nanoseconds wake_cost(CpuId c) const { return is_idle(c) ? Nanoseconds{1000 * (c + 1)} : Nanoseconds{0}; }
+  Nanoseconds crossing_cost() const { return Nanoseconds{300}; }
+};
+}  // namespace
+
+TEST_CASE("a view records the move costs, read by the placer or after it", "[kit][trace]") {
+  ChromeTrace trace{8};
+  const UniformTopology topo{1, 1, 8, 1};
+  ChromeTrace::Install on{trace};
+  Costly m{8};
+  m.all_busy().idle(3);
+  // traits::Runtime's CostGate reads the crossing cost and, prev (3)
+  // being idle and not the waking CPU (0), its wake cost (move_cost()),
+  // before the search and after it (the search finds 3 again).
+  // A wakee with no run measured and a waker that does not block keep
+  // nothing: the kernel's pipeline places it (idle_prev).
+  using RuntimePlacer = WakePlacer<UniformTopology, kit::Traced<traits::Runtime>>;
+  const RuntimePlacer runtime{topo};
+  RuntimePlacer::task_state a, b;
+  runtime.place({.waker = &a, .waker_key = 1, .wakee = &b, .wakee_key = 2, .waking_cpu = 0, .prev_cpu = 3},
+                kit::observed<RuntimePlacer>(m, 8), Nanoseconds{1'000});
+  // Current reads no cost: the hook reads those of prev (5, busy) and of
+  // the CPU chosen (3) and the crossing cost after the decision, for a
+  // replay under a set that does.
+  using CurrentPlacer = WakePlacer<UniformTopology, kit::Traced<traits::Current>>;
+  const CurrentPlacer current{topo};
+  CurrentPlacer::task_state c, d;
+  current.place({.waker = &c, .waker_key = 1, .wakee = &d, .wakee_key = 2, .waking_cpu = 0, .prev_cpu = 5},
+                kit::observed<CurrentPlacer>(m, 8), Nanoseconds{2'000});
+  // A machine without them: no costs in the view.
+  current.place({.waker = &c, .waker_key = 1, .wakee = &d, .wakee_key = 2, .waking_cpu = 0, .prev_cpu = 5},
+                kit::observed<CurrentPlacer>(static_cast<const testing::ScriptedMachine<>&>(m), 8),
+                Nanoseconds{3'000});
+  const Json j = parse(trace);
+  const auto& e = j["traceEvents"].array();
+  const Json& r = e.at(0)["args"]["machine"];
+  REQUIRE(r["wake_cost"].array().size() == 1);
+  CHECK(r["wake_cost"].array().at(0)["cpu"].num() == 3);
+  CHECK(r["wake_cost"].array().at(0)["ns"].num() == 4000);  // idle CPU 3: (3 + 1) us
+  CHECK(r["crossing_ns"].num() == 300);
+  const Json& k = e.at(1)["args"]["machine"];
+  REQUIRE(k["wake_cost"].array().size() == 2);
+  CHECK(k["wake_cost"].array().at(0)["cpu"].num() == 5);
+  CHECK(k["wake_cost"].array().at(0)["ns"].num() == 0);  // busy CPU 5
+  CHECK(k["wake_cost"].array().at(1)["cpu"].num() == 3);
+  CHECK(k["wake_cost"].array().at(1)["ns"].num() == 4000);
+  CHECK(k["crossing_ns"].num() == 300);
+  CHECK(!e.at(2)["args"]["machine"].has("wake_cost"));
+  CHECK(!e.at(2)["args"]["machine"].has("crossing_ns"));
+}
+
+TEST_CASE("a wake event says when the waker was given by its key alone", "[kit][trace]") {
+  ChromeTrace trace{8};
+  const UniformTopology topo{1, 1, 4, 1};
+  ChromeTrace::Install on{trace};
+  using Placer = WakePlacer<UniformTopology, CountedTraced>;
+  const Placer placer{topo};
+  Placer::task_state waker, wakee;
+  testing::ScriptedMachine<> m{4};
+  placer.place({.waker = nullptr, .waker_key = 7, .wakee = &wakee, .wakee_key = 8, .waking_cpu = 0, .prev_cpu = 1},
+               m, Nanoseconds{1'000});
+  placer.place({.waker = &waker, .waker_key = 7, .wakee = &wakee, .wakee_key = 8, .waking_cpu = 0, .prev_cpu = 1},
+               m, Nanoseconds{2'000});
+  const Json j = parse(trace);
+  const auto& e = j["traceEvents"].array();
+  CHECK(e.at(0)["args"]["waker"].num() == 7);
+  CHECK(std::get<bool>(e.at(0)["args"]["waker_by_key"].v));
+  CHECK(!e.at(1)["args"].has("waker_by_key"));
+}
+
 TEST_CASE("a view marks the CPUs whose answers changed under the placer", "[kit][trace]") {
   ChromeTrace trace{8};
   const UniformTopology topo{1, 1, 8, 1};

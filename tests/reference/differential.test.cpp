@@ -248,6 +248,12 @@ template <> kref::Era era_of<LlcOnlySearch>() {
 template <> kref::Era era_of<traits::Linux2013>() {
   return {kref::FlipEra::wipe_2013, kref::WideEra::one_sided_2013, kref::AffineEra::wake_affine, true};
 }
+template <> kref::Era era_of<traits::Linux2013Kernel>() {
+  kref::Era e{kref::FlipEra::wipe_2013, kref::WideEra::one_sided_2013, kref::AffineEra::wake_affine_2013, false};
+  e.cluster = false;
+  e.groups_2013 = true;
+  return e;
+}
 template <> kref::Era era_of<traits::AlwaysAffine>() {
   return {kref::FlipEra::halve_2014, kref::WideEra::never, kref::AffineEra::always, false};
 }
@@ -273,6 +279,7 @@ template <> const char* era_name<traits::Linux2008<sync_affine::Ignored2008>>() 
 template <> const char* era_name<traits::Current>() { return "Current"; }
 template <> const char* era_name<LlcOnlySearch>() { return "LlcOnly2022"; }
 template <> const char* era_name<traits::Linux2013>() { return "Linux2013"; }
+template <> const char* era_name<traits::Linux2013Kernel>() { return "Linux2013Kernel"; }
 template <> const char* era_name<traits::AlwaysAffine>() { return "AlwaysAffine"; }
 template <> const char* era_name<traits::PrevCpu>() { return "PrevCpu"; }
 
@@ -518,7 +525,7 @@ void run_wakeups(const T& topo, const kref::Topo& mt, Rng& r, Tally& tally, u32 
         else if (reason_stable && lr != o.reason) what = "reason";
         else if (lib[ei].recent_cpu != mrecent[ei]) what = "recent_cpu";
         if (!what.empty()) {
-          const bool searched = era.search && std::string(o.affine) != "current_cpu";
+          const bool searched = (era.search || era.groups_2013) && std::string(o.affine) != "current_cpu";
           fail(searched ? search_category(o.trace) : "decision", what);
           resync = true;
         } else if (era.search && !(o.trace & kref::tr_core_mode) && (o.trace & kref::tr_select_idle_cpu) &&
@@ -552,7 +559,8 @@ template <class T>
 void run_all_eras(const T& topo, const kref::Topo& mt, Rng& r, Tally& tally, u32 sequences, const std::string& tname) {
   run_wakeups<traits::Current>(topo, mt, r, tally, sequences, tname);
   run_wakeups<LlcOnlySearch>(topo, mt, r, tally, sequences / 4 + 1, tname);
-  run_wakeups<traits::Linux2013>(topo, mt, r, tally, sequences / 2 + 1, tname);
+  run_wakeups<traits::Linux2013>(topo, mt, r, tally, sequences / 4 + 1, tname);
+  run_wakeups<traits::Linux2013Kernel>(topo, mt, r, tally, sequences / 4 + 1, tname);
   run_wakeups<traits::AlwaysAffine>(topo, mt, r, tally, sequences / 4 + 1, tname);
   run_wakeups<traits::PrevCpu>(topo, mt, r, tally, sequences / 4 + 1, tname);
   run_wakeups<traits::Linux2008<sync_affine::Unchecked2008>>(topo, mt, r, tally, sequences / 6 + 1, tname);

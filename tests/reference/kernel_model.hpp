@@ -205,13 +205,16 @@ inline bool wake_wide(WideEra era, u32 waker, u32 wakee, u32 factor, u32& dev) {
 // ---------------------------------------------------------------------------
 // The wake-up. Reason names match the library's strings where a path has
 // one, so the test can compare them.
-enum class AffineEra { wake_affine, always, never, unchecked_2008, balanced_2008, ignored_2008 };
+enum class AffineEra { wake_affine, always, never, unchecked_2008, balanced_2008, ignored_2008, wake_affine_2013 };
 struct Era {
   FlipEra flips = FlipEra::halve_2014;
   WideEra wide = WideEra::symmetric_2015;
   AffineEra affine = AffineEra::wake_affine;
   bool search = true;
   bool cluster = true;  // v6.8: the cluster walk and cpus_share_resources() (SIS with clusters)
+  // v3.9-v4.8: select_idle_sibling()'s group walk, run only under an
+  // affine domain (select_task_rq_fair() of those releases).
+  bool groups_2013 = false;
 };
 
 struct Wake {
@@ -329,6 +332,47 @@ inline void wake_affine_2008(const Topo& t, const Machine& m, const Wake& w, Aff
   if (lib != exact || std::string_view(lr) != er) o.dev |= dev_affine_clamp;
   o.target = lib ? waking : prev;
   o.affine = lr;
+}
+
+// The wake_affine() of v3.12 (2.6.36 to v3.15). wake_idx is 0, so
+// source_load(prev) and target_load(this) are both the runnable load;
+// without group scheduling effective_load(tg, cpu, wl, wg) is wl. With
+// this_load = load(this) - weight(current) when sync (s64), load =
+// load(prev), weight = the wakee's weight:
+//   balanced = this_load <= 0 ||
+//              100 * power(prev) * (this_load + weight) <= (100 + (pct - 100) / 2) * power(this) * load
+//   sync && balanced: pull; then pull if balanced ||
+//   (this_load <= load && this_load + load <= cpu_avg_load_per_task(this)),
+//   the latter load(this) / nr_running(this), 0 for an empty runqueue.
+// pct: the affine domain's imbalance_pct, 110 at SMT (SD_SIBLING_INIT),
+// 125 above (SD_MC_INIT, SD_CPU_INIT, the NUMA levels). power: cpu_power,
+// SCHED_POWER_SCALE (1024), or for a CPU whose lowest domain is an SMT
+// domain of w CPUs smt_gain / w (1178 / w, default_scale_smt_power()).
+inline void wake_affine_2013(const Topo& t, const Machine& m, const Wake& w, u32 waking, u32 prev, Outcome& o) {
+  const auto power = [&](u32 c) -> i128 {
+    const auto sz = static_cast<u32>(t.smt_span[c].size());
+    return sz >= 2 ? 1178 / sz : 1024;
+  };
+  const u32 pct = t.siblings(waking, prev) ? 110 : 125;
+  const i128 imbalance = 100 + (pct - 100) / 2;
+  const auto decide = [&](u64 raw_this, u64 load, u64 weight, u64 cur) {
+    i128 this_load = raw_this;
+    if (w.sync) this_load -= cur;
+    bool balanced = true;
+    if (this_load > 0)
+      balanced = 100 * power(prev) * (this_load + weight) <= imbalance * power(waking) * static_cast<i128>(load);
+    if (w.sync && balanced) return true;
+    const u32 running = m.nr[waking];
+    const i128 per_task = running == 0 ? 0 : static_cast<i128>(raw_this / running);
+    return balanced || (this_load <= static_cast<i128>(load) && this_load + static_cast<i128>(load) <= per_task);
+  };
+  const bool kernel = decide(m.load[waking], m.load[prev], w.wakee_load, w.waker_load);
+  constexpr u64 cap = u64{1} << 48;
+  const bool clamped = decide(std::min(m.load[waking], cap), std::min(m.load[prev], cap),
+                              std::min(w.wakee_load, cap), std::min(w.waker_load, cap));
+  if (kernel != clamped) o.dev |= dev_affine_clamp;
+  if (clamped) { o.target = waking; o.affine = "load_waking"; }
+  else { o.target = prev; o.affine = "load_prev"; }
 }
 
 // The walk order of for_each_cpu_wrap(cpu, span, target + 1).
@@ -457,6 +501,68 @@ inline u32 select_idle_sibling(const Topo& t, const Machine& m, const Wake& w, u
   return target;
 }
 
+// select_idle_sibling() of v3.9-v4.8. The target if idle; prev if idle,
+// not the target and cache-affine (neither tested against the mask:
+// select_task_rq()'s fallback corrects that); else, from sd_llc of the
+// target down its child domains (for_each_lower_domain), the groups of
+// each domain as a ring starting at the target's own group: the first
+// group that intersects the mask and whose CPUs are all idle and none the
+// target gives its first allowed CPU (cpumask_first_and). The groups of a
+// domain are its child level's spans for each CPU of it (build_sched_groups
+// reads the child per CPU before degenerate domains go: the SMT masks at
+// the LLC level, single CPUs at the SMT level), linked in the order of
+// their first CPUs. Domains: the LLC's (MC) with the SMT one below it when
+// the target's core has siblings; a core as big as the LLC leaves the SMT
+// domain alone as sd_llc (MC degenerate); a one-CPU LLC has none (sd_llc
+// NULL: the target). Reason: idle_core for a group of the MC level,
+// idle_scan for one of the SMT level.
+inline u32 select_idle_sibling_2013(const Topo& t, const Machine& m, const Wake& w, u32 prev, u32 target,
+                                    Outcome& o) {
+  if (m.idle[target]) { o.reason = "idle_target"; return target; }
+  if (prev != target && t.share_cache(prev, target) && m.idle[prev]) { o.reason = "idle_prev"; return prev; }
+  o.reason = "target_busy";
+  const auto& llc = t.llc_span[target];
+  if (llc.size() <= 1) return target;
+  struct Level {
+    std::vector<std::vector<u32>> groups;  // in ring order from the target's group
+    const char* reason;
+  };
+  const auto ring = [&](const std::vector<u32>& span, bool cores) {
+    std::vector<std::vector<u32>> groups;
+    std::vector<bool> covered(t.n, false);
+    for (u32 c : span) {  // ascending: each group appended at its first CPU
+      if (covered[c]) continue;
+      std::vector<u32> g = cores ? t.smt_span[c] : std::vector<u32>{c};
+      for (u32 x : g) covered[x] = true;
+      groups.push_back(g);
+    }
+    std::size_t own = 0;
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      if (std::find(groups[i].begin(), groups[i].end(), target) != groups[i].end()) own = i;
+    std::rotate(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(own), groups.end());
+    return groups;
+  };
+  std::vector<Level> levels;
+  const auto& smt = t.smt_span[target];
+  if (smt.size() >= llc.size()) {
+    levels.push_back({ring(smt, false), "idle_scan"});
+  } else {
+    levels.push_back({ring(llc, true), "idle_core"});
+    if (smt.size() >= 2) levels.push_back({ring(smt, false), "idle_scan"});
+  }
+  for (const Level& l : levels) {
+    for (const auto& g : l.groups) {
+      u32 first_allowed = none;
+      for (u32 c : g) if (allowed(w, c) && first_allowed == none) first_allowed = c;
+      if (first_allowed == none) continue;
+      bool whole = true;
+      for (u32 c : g) if (c == target || !m.idle[c]) whole = false;
+      if (whole) { o.reason = l.reason; return first_allowed; }
+    }
+  }
+  return target;
+}
+
 // select_fallback_rq(prev): the first allowed CPU of prev's node, else the
 // first allowed CPU.
 inline u32 fallback_rq(const Topo& t, const Wake& w, u32 prev) {
@@ -491,9 +597,22 @@ inline Outcome place(const Topo& t, const Machine& m, const Era& era, Wake& w) {
   else if (era.affine == AffineEra::always) { o.target = waking; o.affine = "forced_waking"; }
   else if (era.affine == AffineEra::never) { o.target = prev; o.affine = "forced_prev"; }
   else if (era.affine == AffineEra::wake_affine) detail::wake_affine(t, m, w, waking, prev, o);
+  else if (era.affine == AffineEra::wake_affine_2013) detail::wake_affine_2013(t, m, w, waking, prev, o);
   else detail::wake_affine_2008(t, m, w, era.affine, waking, prev, o);
 
-  if (era.search) {
+  if (era.groups_2013) {
+    // v3.12's select_task_rq_fair(): want_affine needs this CPU in the
+    // mask; without an affine domain the wake-up keeps prev_cpu as it is,
+    // no search (no SD_BALANCE_WAKE domain to balance in either). And
+    // `nr_cpus_allowed == 1: prev_cpu` gives what this path gives: that
+    // one CPU, after the fallback, or prev when it is the one.
+    if (detail::allowed(w, waking)) {
+      o.cpu = detail::select_idle_sibling_2013(t, m, w, prev, o.target, o);
+    } else {
+      o.cpu = o.target;
+      o.reason = "no_search";
+    }
+  } else if (era.search) {
     o.cpu = detail::select_idle_sibling(t, m, w, prev, o.target, era.cluster, o);
   } else {
     o.cpu = o.target;

@@ -48,8 +48,8 @@ void check_rule_identities(const ChromeTraceInput& in, const RuntimeResult& r) {
     on_prev += w.cpu == w.prev_cpu;
     pulls += w.waking_cpu != w.prev_cpu;
   }
-  // SisCurrent and CacheHot need the runtime's runs and sleeps.
-  REQUIRE(r.sets.size() == policy_sets().size() - (in.tasks.empty() ? 2 : 0));
+  // SisCurrent, CacheHot and Runtime need the runtime's runs and sleeps.
+  REQUIRE(r.sets.size() == policy_sets().size() - (in.tasks.empty() ? 3 : 0));
   CHECK(r.not_replayed.empty() == !in.tasks.empty());
   for (const SetResult& s : r.sets) CHECK(s.wakeups == in.wakes.size());
   CHECK(r.recorded.wakeups == in.wakes.size());
@@ -127,6 +127,26 @@ TEST_CASE("the reader takes the machine a wake event's placer read, and refuses 
   CHECK(v.core_cpu == no_cpu);  // not read
   CHECK(v.has_llc);
   CHECK_FALSE(v.has_core_hint);
+  CHECK(v.wake_costs[0].cpu == no_cpu);  // a view without the move costs (written before they were recorded)
+  CHECK_FALSE(v.has_crossing);
+  // The move costs, where the runtime's machine has them.
+  const std::string whole = R"({"cpus":4,"idle":0,"known":0,"read":0,"torn":0,"counts":[],)";
+  const std::string flags = R"("beyond":false,"has_llc":false,"has_idle_core":false})";
+  const ChromeTraceInput costs =
+      read_chrome_trace(head + whole + R"("wake_cost":[{"cpu":3,"ns":41000},{"cpu":1,"ns":0}],"crossing_ns":180,)" +
+                        flags + tail);
+  REQUIRE(costs.wakes[0].view.find_wake_cost(3) != nullptr);
+  CHECK(costs.wakes[0].view.find_wake_cost(3)->ns == 41'000);
+  CHECK(costs.wakes[0].view.find_wake_cost(1)->ns == 0);
+  CHECK(costs.wakes[0].view.find_wake_cost(2) == nullptr);
+  CHECK(costs.wakes[0].view.has_crossing);
+  CHECK(costs.wakes[0].view.crossing == Nanoseconds{180});
+  CHECK_THROWS_WITH(read_chrome_trace(head + whole + R"("wake_cost":[{"cpu":3}],)" + flags + tail),
+                    Catch::Contains("machine.wake_cost.ns is missing or out of range"));
+  CHECK_THROWS_WITH(read_chrome_trace(head + whole + R"("wake_cost":{"cpu":3,"ns":1},)" + flags + tail),
+                    Catch::Contains("machine.wake_cost is not an array of at most 2"));
+  CHECK_THROWS_WITH(read_chrome_trace(head + whole + R"("crossing_ns":1.5,)" + flags + tail),
+                    Catch::Contains("machine.crossing_ns is missing or out of range"));
   // A view must be whole: each field present and in range.
   CHECK_THROWS_WITH(read_chrome_trace(head + R"({"cpus":4,"idle":8,"known":15,"read":9,"counts":[]})" + tail),
                     Catch::Contains("machine.torn is missing"));
@@ -227,7 +247,7 @@ TEST_CASE("a Current trace replayed under Current agrees on the machine the repl
   std::ostringstream table;
   print_runtime_table(table, r);
   for (const std::string& s : policy_sets()) CHECK_THAT(table.str(), Catch::Contains(s));
-  CHECK_THAT(table.str(), Catch::Contains("traits::CacheHot<> not replayed: the trace has no task events"));
+  CHECK_THAT(table.str(), Catch::Contains("traits::CacheHot<> and traits::Runtime not replayed: the trace has no task events"));
   CHECK_THAT(table.str(), Catch::Contains("what each policy set would have decided"));
 }
 
@@ -388,5 +408,16 @@ TEST_CASE("a pool under SisCurrent or CacheHot is replayed by its own set from i
   const RuntimeResult sis = replays_its_own_set<traits::SisCurrent<>>("traits::SisCurrent<>", 300, 1200ms);
   CHECK(reason_count(sis, "wake_on_current") > 0);
   replays_its_own_set<traits::CacheHot<>>("traits::CacheHot<>", 300, 0ms);
+}
+
+TEST_CASE("a pool under Runtime is replayed by Runtime from its runs, sleeps and recorded move costs",
+          "[replay][runtime][pool]") {
+  using namespace std::chrono_literals;
+  // traits::Runtime's CostGate weighs the waker's overlap and the wakee's
+  // run against the move cost, which the view records (the crossing cost,
+  // the previous CPU's wake cost): the replay's Runtime reads the same
+  // costs, overlaps and runs, and keeps the wake-ups the pool kept.
+  const RuntimeResult r = replays_its_own_set<traits::Runtime>("traits::Runtime", 300, 0ms);
+  CHECK(reason_count(r, "waker_blocks") + reason_count(r, "short_work") > 0);  // the gate kept some
 }
 #endif

@@ -275,6 +275,30 @@ kit::MachineView machine_view(const Reader& r, const Value& m) {
     if (h == nullptr || h->kind != Value::Kind::boolean) r.fail("a wake event's machine.idle_core.hint is missing");
     v.idle_core = h->b;
   }
+  // The move costs (written since the view recorded them; optional).
+  auto nanoseconds = [&](const Value& o, std::string_view key, std::string_view what) {
+    const Value* n = o.find(key);
+    std::int64_t x = 0;
+    if (n == nullptr || n->kind != Value::Kind::number ||
+        std::from_chars(n->text.data(), n->text.data() + n->text.size(), x).ec != std::errc{} ||
+        n->text.find_first_of(".eE") != std::string::npos)
+      r.fail("a wake event's " + std::string(what) + "." + std::string(key) + " is missing or out of range");
+    return Nanoseconds{x};
+  };
+  if (const Value* w = m.find("wake_cost")) {
+    if (w->kind != Value::Kind::array || w->items.size() > 2)
+      r.fail("a wake event's machine.wake_cost is not an array of at most 2");
+    for (std::size_t i = 0; i < w->items.size(); ++i) {
+      const Value& k = w->items[i];
+      if (k.kind != Value::Kind::object) r.fail("a wake event's machine.wake_cost holds a non-object");
+      v.wake_costs[i].cpu = static_cast<CpuId>(member(r, k, "cpu", "machine.wake_cost", cpu_max));
+      v.wake_costs[i].ns = static_cast<std::uint32_t>(member(r, k, "ns", "machine.wake_cost", 0xffffffffu));
+    }
+  }
+  if (m.find("crossing_ns") != nullptr) {
+    v.crossing = nanoseconds(m, "crossing_ns", "machine");
+    v.has_crossing = true;
+  }
   auto boolean = [&](std::string_view key) {
     const Value* b = m.find(key);
     if (b == nullptr || b->kind != Value::Kind::boolean)
@@ -357,6 +381,7 @@ ChromeTraceInput read_chrome_trace(std::string_view s) {
           w.affine = text(args != nullptr ? args->find("affine") : nullptr);
           w.wide = flag(args, "wide");
           w.sync = flag(args, "sync");
+          w.waker_by_key = flag(args, "waker_by_key");
           if (const Value* m = args != nullptr ? args->find("machine") : nullptr) {
             w.view = machine_view(r, *m);
             ++out.views;

@@ -40,6 +40,7 @@ struct RecordedWake {
   std::string affine;        // the affine step's reason
   bool wide = false;
   bool sync = false;
+  bool waker_by_key = false;  // args.waker_by_key: the runtime gave its placer the waker's key, not its state
   // args.machine: what the runtime's placer read (view.cpus == 0: the
   // event has none, as in traces written before the kit recorded it).
   kit::MachineView view;

@@ -26,7 +26,8 @@ constexpr std::int64_t never = std::numeric_limits<std::int64_t>::min();
 // The machine. Where the wake event carries the machine its placer read
 // (kit::MachineView), that answers: the idle state of each CPU it holds,
 // the counts of the CPUs it holds, the LLC utilisation for the LLC it was
-// read for. What the view lacks (an event without one, from a trace
+// read for, the move costs (MachineState O5 for the CPU it holds, O6).
+// What the view lacks (an event without one, from a trace
 // written before the kit recorded it; a CPU >= 64) comes from the guess
 // below.
 //
@@ -37,7 +38,8 @@ constexpr std::int64_t never = std::numeric_limits<std::int64_t>::min();
 // task sleeps (sync) or shows up elsewhere, and at most
 // Options::busy_window_ns after it was last seen there: then it counts as
 // idle. A busy CPU has one task, 1024 of load; the LLC's utilisation
-// (SIS_UTIL's input) is its busy share.
+// (SIS_UTIL's input) is its busy share; a move costs the library's floor
+// (wake_cost and crossing_cost answer 0: tunables::crossing_cost).
 struct WindowMachine {
   struct Occupant {
     TaskKey task = no_task;
@@ -73,6 +75,16 @@ struct WindowMachine {
     for (auto x : topo->llc_cpus(c)) busy += is_idle(static_cast<CpuId>(x)) ? 0u : 1u, ++n;
     return n ? 100u * busy / n : 0u;
   }
+  // O5, O6 (traits::Runtime's CostGate): as recorded, else 0 (unknown:
+  // the gate's floor, tunables::crossing_cost).
+  Nanoseconds wake_cost(CpuId c) const {
+    if (view != nullptr)
+      if (const auto* k = view->find_wake_cost(c)) return Nanoseconds{k->ns};
+    return Nanoseconds{0};
+  }
+  Nanoseconds crossing_cost() const {
+    return view != nullptr && view->has_crossing ? view->crossing : Nanoseconds{0};
+  }
   // Effects: task k runs on c from now (leaving the CPU it ran on).
   void runs(TaskKey k, CpuId c) {
     if (auto it = where.find(k); it != where.end() && it->second != c && occ[it->second].task == k)
@@ -89,6 +101,7 @@ struct WindowMachine {
   }
 };
 static_assert(MachineState<WindowMachine> && HasLlcUtilization<WindowMachine>);
+static_assert(HasWakeCost<WindowMachine> && HasCrossingCost<WindowMachine>);
 
 bool idle_reason(WakeReason r) {
   return r == WakeReason::idle_target || r == WakeReason::idle_prev || r == WakeReason::idle_recent ||
@@ -134,7 +147,9 @@ class SetReplay final : public AnySet {
 
   void wake(const RecordedWake& w, const WindowMachine& m) override {
     auto& wakee = tasks_[w.wakee];
-    typename Placer::task_state* waker = w.waker != no_task ? &tasks_[w.waker] : nullptr;
+    // A waker the runtime named by its key alone (args.waker_by_key): its
+    // placer read and wrote no state of it, nor does this one.
+    typename Placer::task_state* waker = w.waker != no_task && !w.waker_by_key ? &tasks_[w.waker] : nullptr;
     typename Placer::Wakeup up;
     up.waker = waker;
     up.waker_key = w.waker;
@@ -199,6 +214,7 @@ std::vector<std::unique_ptr<AnySet>> make_sets(const TableTopology& t, bool task
   if (task_events) {
     s.push_back(std::make_unique<SetReplay<traits::SisCurrent<>>>("traits::SisCurrent<>", t, true));
     s.push_back(std::make_unique<SetReplay<traits::CacheHot<>>>("traits::CacheHot<>", t, true));
+    s.push_back(std::make_unique<SetReplay<traits::Runtime>>("traits::Runtime", t, true));
   }
   return s;
 }
@@ -210,7 +226,7 @@ const std::vector<std::string>& policy_sets() {
   static const std::vector<std::string> names = {"traits::Current",      "traits::Linux2013",
                                                  "traits::Linux2008<>",  "traits::AlwaysAffine",
                                                  "traits::PrevCpu",      "traits::SisCurrent<>",
-                                                 "traits::CacheHot<>"};
+                                                 "traits::CacheHot<>",   "traits::Runtime"};
   return names;
 }
 
@@ -286,8 +302,8 @@ RuntimeResult run_runtime(const ChromeTraceInput& trace, const Options& o) {
   }
   for (auto& s : sets) r.sets.push_back(s->result());
   if (!task_events)
-    r.not_replayed = "traits::SisCurrent<> and traits::CacheHot<> not replayed: the trace has no task events "
-                     "(runs, sleeps), which their durations and reservations need";
+    r.not_replayed = "traits::SisCurrent<>, traits::CacheHot<> and traits::Runtime not replayed: the trace has no "
+                     "task events (runs, sleeps), which their durations, overlaps and reservations need";
   r.reasons.assign(reasons.begin(), reasons.end());
   std::stable_sort(r.reasons.begin(), r.reasons.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   return r;

@@ -78,4 +78,21 @@ constexpr int compare_product(std::uint64_t a, std::uint32_t b, std::uint64_t x)
   return lo > x ? 1 : (lo < x ? -1 : 0);
 }
 
+// The 128-bit product of two 64-bit values, as {high, low} halves.
+struct Wide128 {
+  std::uint64_t hi, lo;
+};
+constexpr Wide128 mul_128(std::uint64_t a, std::uint64_t b) noexcept {
+  const std::uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
+  const std::uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  const std::uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);  // < 3 * 2^32
+  return {p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32), (mid << 32) | (p00 & 0xffffffffu)};
+}
+// Returns: the sign of a * b - c * d, in exact arithmetic.
+constexpr int compare_products(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint64_t d) noexcept {
+  const Wide128 x = mul_128(a, b), y = mul_128(c, d);
+  if (x.hi != y.hi) return x.hi > y.hi ? 1 : -1;
+  return x.lo > y.lo ? 1 : (x.lo < y.lo ? -1 : 0);
+}
+
 }  // namespace taskplace::detail

@@ -248,6 +248,13 @@ class ChromeTrace {
     if (v.llc_cpu != no_cpu) out << R"(,"llc":{"cpu":)" << v.llc_cpu << ",\"pct\":" << v.llc_pct << '}';
     if (v.core_cpu != no_cpu)
       out << R"(,"idle_core":{"cpu":)" << v.core_cpu << ",\"hint\":" << (v.idle_core ? "true" : "false") << '}';
+    if (v.wake_costs[0].cpu != no_cpu) {
+      out << R"(,"wake_cost":[)";
+      for (const MachineView::WakeCost& k : v.wake_costs)
+        if (k.cpu != no_cpu) out << (&k == v.wake_costs ? "" : ",") << "{\"cpu\":" << k.cpu << ",\"ns\":" << k.ns << '}';
+      out << ']';
+    }
+    if (v.has_crossing) out << R"(,"crossing_ns":)" << v.crossing.count();
     out << ",\"beyond\":" << (v.beyond ? "true" : "false") << ",\"has_llc\":" << (v.has_llc ? "true" : "false")
         << ",\"has_idle_core\":" << (v.has_core_hint ? "true" : "false") << '}';
   }
@@ -260,6 +267,7 @@ class ChromeTrace {
         << ",\"cpu\":" << p.cpu << R"(,"affine":")" << to_string(p.affine) << "\",\"wide\":"
         << (p.wide ? "true" : "false") << ",\"sync\":" << (e.sync ? "true" : "false")
         << ",\"scanned\":" << p.scanned << ",\"reservation_skips\":" << p.reservation_skips;
+    if (e.waker_by_key) out << R"(,"waker_by_key":true)";
     if (v.cpus != 0) write_view(out, v);
     out << "}}";
   }
@@ -299,7 +307,7 @@ struct ChromeTraceHook {
   void attach(ChromeTrace* t) noexcept { sink = t; }
   // A wake event takes this thread's MachineView along (kit::observed).
   void operator()(const WakeEvent& e) const noexcept {
-    if (sink != nullptr) sink->record(e, detail::take_view(e.waking_cpu, e.prev_cpu));
+    if (sink != nullptr) sink->record(e, detail::take_view(e.waking_cpu, e.prev_cpu, e.placement.cpu));
   }
   void operator()(const BalanceEvent& e) const noexcept {
     if (sink != nullptr) sink->record(e);

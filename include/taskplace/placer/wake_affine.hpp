@@ -4,8 +4,9 @@
 // Kernel analogue: wake_affine() with WA_IDLE (wake_affine_idle) then
 // WA_WEIGHT with WA_BIAS (wake_affine_weight), as in v4.15 to today; plus
 // the baselines the seeds compare against: pull always (2.6.23-2.6.26 sync
-// wake-ups) and never pull; and the 2008 kernels' rule, whose sync pull was
-// gated by the tasks' average overlap (WakeAffine2008, Smith 2008).
+// wake-ups) and never pull; the 2008 kernels' rule, whose sync pull was
+// gated by the tasks' average overlap (WakeAffine2008, Smith 2008); and the
+// rule of v3.12 (WakeAffine2013: the load test alone, no idle test).
 //
 //   AffineDecision d = WakeAffine::decide(AffineInput{topo, machine, allowed, waking, prev});
 //   // d.target is waking or prev, d.reason says which rule decided.
@@ -275,6 +276,69 @@ struct WakeAffine2008 {
 static_assert(AffinePolicy<WakeAffine2008<sync_affine::Unchecked2008>, detail::TopologyArchetype>);
 static_assert(AffinePolicy<WakeAffine2008<sync_affine::Balanced2008>, detail::TopologyArchetype>);
 static_assert(AffinePolicy<WakeAffine2008<sync_affine::Ignored2008>, detail::TopologyArchetype>);
+
+// v3.12's wake_affine() (2013; the rule of v2.6.36 to v3.15, wake_wide()
+// added in v3.12 is the placer's wide step). No idle test: that came with
+// wake_affine_idle() in v4.15. With this = the waking CPU's load, less the
+// waker's weight on a sync wake-up (it may go below 0: the kernel's s64),
+// prev = prev's load, w = the wakee's weight, P(c) = c's cpu_power:
+//   balanced = this <= 0, or 100 * P(prev) * (this + w) <= (100 + (pct - 100) / 2) * P(waking) * prev
+//   pull when balanced, or when this <= prev and this + prev <= the waking
+//   CPU's load per running task (0 when it runs nothing);
+//   else prev. A sync wake-up changes `this` only (its "sync && balanced"
+//   shortcut pulls where `balanced` alone would).
+// pct is the affine domain's imbalance_pct: 110 between SMT siblings, 125
+// above (v3.12's SD_MC_INIT, SD_CPU_INIT, NUMA levels). cpu_power is
+// 1024, or smt_gain 1178 shared by the CPUs of a core with siblings
+// (default_scale_smt_power(): 589 each of two), so the powers cancel
+// between cores of one size. The kernel read cpu_load[wake_idx = 0], the
+// runnable load (sleepers out): wakee_load is the wakee's weight, as for
+// WakeAffine2008. Loads clamp at 2^48 as in WakeAffine; the comparison is
+// exact.
+struct WakeAffine2013 {
+  static constexpr bool wakee_load_is_weight = true;
+  std::uint32_t imbalance_pct = tunables::imbalance_pct_2008;     // 125: v3.12's MC, CPU and NUMA domains'
+  std::uint32_t smt_imbalance_pct = tunables::smt_imbalance_pct;  // 110: the SMT domain's
+
+  // Returns: c's cpu_power in v3.12 (no RT pressure, no frequency scaling).
+  template <Topology T>
+  static constexpr std::uint32_t power(const T& t, CpuId c) noexcept(noexcept(t.core_size(c))) {
+    const auto n = static_cast<std::uint32_t>(t.core_size(c));
+    return n > 1 ? 1178 / n : 1024;
+  }
+
+  // Precondition: waking != prev, both valid.
+  // Complexity: O(1) machine-state reads. Thread-safety: const.
+  template <Topology T, MachineState M>
+  constexpr AffineDecision decide(const AffineInput<T, M>& in) const {
+    using detail::max_affine_load;
+    const auto& m = in.machine;
+    const std::uint64_t weight = std::min(in.wakee_load, max_affine_load);
+    const std::uint64_t raw_this = std::min<std::uint64_t>(m.load(in.waking), max_affine_load);
+    const std::uint64_t prev_load = std::min<std::uint64_t>(m.load(in.prev), max_affine_load);
+    // Invariant: |this_load| <= 2^48, so every sum below fits 64 bits.
+    std::int64_t this_load = static_cast<std::int64_t>(raw_this);
+    if (in.sync) this_load -= static_cast<std::int64_t>(std::min(in.waker_load, max_affine_load));
+    bool balanced = this_load <= 0;
+    if (!balanced) {
+      const auto& t = in.topology;
+      const std::uint32_t pct = t.core_of(in.waking) == t.core_of(in.prev) ? smt_imbalance_pct : imbalance_pct;
+      // 100 * P(prev) * (this + w) <= bias * P(waking) * prev, exact.
+      const std::uint64_t this_side = static_cast<std::uint64_t>(this_load) + weight;  // <= 2^49
+      balanced = detail::compare_products(100u * std::uint64_t{power(t, in.prev)}, this_side,
+                                          std::uint64_t{detail::affine_bias_factor(pct)} * power(t, in.waking),
+                                          prev_load) <= 0;
+    }
+    if (balanced) return {in.waking, AffineReason::load_waking};
+    // The kernel's cpu_avg_load_per_task(): 0 when the CPU runs nothing.
+    const std::uint32_t running = m.nr_running(in.waking);
+    const std::uint64_t per_task = running == 0 ? 0 : raw_this / running;
+    const auto this_u = static_cast<std::uint64_t>(this_load);  // > 0 here
+    if (this_u <= prev_load && this_u + prev_load <= per_task) return {in.waking, AffineReason::load_waking};
+    return {in.prev, AffineReason::load_prev};
+  }
+};
+static_assert(AffinePolicy<WakeAffine2013, detail::TopologyArchetype>);
 
 // Never pull: the wakee goes back where it ran.
 namespace affine {

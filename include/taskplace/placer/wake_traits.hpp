@@ -17,6 +17,7 @@
 #include "taskplace/fwd.hpp"
 #include "taskplace/detail/traits.hpp"
 #include "taskplace/placer/cost_gate.hpp"
+#include "taskplace/placer/idle_group_2013.hpp"
 #include "taskplace/placer/select_idle_sibling.hpp"
 #include "taskplace/placer/wake_affine.hpp"
 #include "taskplace/placer/wake_on_current.hpp"
@@ -71,6 +72,15 @@ struct PrevCpu : DefaultWakeTraits {
 struct Linux2013 : DefaultWakeTraits {
   using Flips = FlipCounter<flip_decay::Wipe2013>;
   using Wide = WideDetector<wide::OneSided2013>;
+};
+// The v3.12 kernel's whole wake-up path (2013): Linux2013's flips and wide
+// rule, with v3.12's wake_affine() (the load test alone, no idle test) and
+// its select_idle_sibling() (the first wholly idle core of the LLC, then
+// an idle sibling of the target; no search when the waking CPU is
+// refused). The era Wang 2013 measured, as the kernel ran it.
+struct Linux2013Kernel : Linux2013 {
+  using Affine = WakeAffine2013;
+  using Search = sis_walk::IdleGroup2013;
 };
 // A 2008 kernel (2.6.25-2.6.26, Smith 2008): no wake_wide, the 2008
 // wake_affine() whose sync pull is gated by the tasks' average overlap,
@@ -137,6 +147,10 @@ struct WakeEvent {
   Placement placement;
   Nanoseconds now{0};
   bool sync = false;
+  // The waker was given by its key alone (Wakeup::waker null, waker_key
+  // set: a wake-up made on another thread of the runtime): no state of it
+  // was read or written.
+  bool waker_by_key = false;
 };
 
 static_assert(DecisionHook<NoHook, WakeEvent>);
@@ -155,6 +169,10 @@ template <class Traits> using stats_member = typename Traits::Stats;
 template <class Traits> using hook_member = typename Traits::Hook;
 template <class Affine>
 inline constexpr bool reads_overlap = requires { requires Affine::reads_overlap; };
+// Whether a search runs only when the waking CPU is allowed (SearchPolicy
+// O1: v3.12's, under an affine domain).
+template <class Search>
+inline constexpr bool search_needs_waking_allowed = requires { requires Search::needs_waking_allowed; };
 
 // Each member of a WakePlacer's traits as given (void where a required one
 // is missing, the default where an optional one is: Overlap, Duration and

@@ -167,6 +167,9 @@ struct PlacementQuery {
   bool search_enabled = true;
   bool sync = false;
   bool current_cpu = false;  // Wakeup::current_cpu (a hand-off)
+  // The search runs only when the waking CPU is allowed (SearchPolicy O1,
+  // sis_walk::IdleGroup2013): else no_search is right, as with none.
+  bool search_needs_waking_allowed = false;
 };
 
 // Returns: every rule of the decision (docs/placement.md) that `p` breaks
@@ -194,7 +197,8 @@ struct PlacementQuery {
 //      wake_on_current, waker_blocks and short_work the waking CPU;
 //      busy_short and costly_idle the waking CPU in place of the search's
 //      CPU (CostGate's tests after the search).
-//   P5 an idle target is never passed over: with the search on (and no
+//   P5 an idle target is never passed over: with the search on (enabled,
+//      and the waking CPU allowed where q.search_needs_waking_allowed; and no
 //      hand-off, WakeOnCurrent pair or CostGate keep), an idle,
 //      allowed target not reserved against the wakee (under owner-only
 //      reservations) gives idle_target.
@@ -304,7 +308,9 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
     case WakeReason::busy_short:
     case WakeReason::costly_idle: reason_ok = p.cpu == waking && p.affine != AffineReason::cost_gate; break;
   }
-  if (p.reason == WakeReason::no_search && q.search_enabled) reason_ok = false;
+  const bool searched =
+      q.search_enabled && !(q.search_needs_waking_allowed && !(q.waking_cpu < n && allowed(q.waking_cpu)));
+  if (p.reason == WakeReason::no_search && searched) reason_ok = false;
   if (!reason_ok)
     bad("P4", std::string("wake reason ") + to_string(p.reason) + " on cpu " +
                   std::to_string(p.cpu) + " (target " + std::to_string(p.target) + ")");
@@ -314,7 +320,7 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
   const bool handed_off = p.reason == WakeReason::current_cpu;
   const bool kept_pair = p.reason == WakeReason::wake_on_current || p.reason == WakeReason::waker_blocks ||
                          p.reason == WakeReason::short_work || p.reason == WakeReason::costly_idle;
-  if (q.search_enabled && target_free && p.reason != WakeReason::idle_target && !handed_off && !kept_pair)
+  if (searched && target_free && p.reason != WakeReason::idle_target && !handed_off && !kept_pair)
     bad("P5", std::string("idle target ") + std::to_string(p.target) + " passed over: " +
                   to_string(p.reason));
 

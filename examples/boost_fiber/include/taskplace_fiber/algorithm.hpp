@@ -214,6 +214,15 @@ class Group {
     if constexpr (requires(typename placer_type::hook_type& h) { h.attach(t); }) placer_.hook().attach(t);
     if constexpr (requires(typename balancer_type::hook_type& h) { h.attach(t); }) balancer_.hook().attach(t);
   }
+  // Returns: the trace the placer records into (null: none; always null
+  // without the trace hook). A traced group also records each fiber's
+  // runs, stops and sleeps there (kit::TaskEvent, as the pool does), for
+  // a replay under the sets that read them (traits::Runtime, SisCurrent,
+  // CacheHot).
+  taskplace::kit::ChromeTrace* tracing() const noexcept {
+    if constexpr (requires(const typename placer_type::hook_type& h) { h.sink; }) return placer_.hook().sink;
+    return nullptr;
+  }
 
   // Effects: zeroes the group's, the placer's and the balancer's counters.
   void reset_stats() noexcept {
@@ -566,8 +575,9 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     const auto placement = g_->placer_.place(
         {.waker = waker, .waker_key = waker_key, .wakee = &props.task,
          .wakee_key = reinterpret_cast<taskplace::TaskKey>(ctx), .waking_cpu = waking,
-         .prev_cpu = props.last_worker},
-        typename G::Machine{*g_, now}, now);
+         .prev_cpu = props.last_worker, .wakee_load = taskplace::kit::wakee_load<typename G::placer_type>},
+        // Traced: the answers it reads go with the wake event (kit::observed).
+        taskplace::kit::observed<typename G::placer_type>(typename G::Machine{*g_, now}, g_->worker_count()), now);
     CpuId to = placement.cpu;
     if (to >= g_->worker_count() || !g_->slots_[to].registered.load(std::memory_order_acquire)) to = id_;
     if (to != waking) g_->placed_remote_.fetch_add(1, std::memory_order_relaxed);
@@ -591,7 +601,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     context* const caller = context::active();
     const bool may_yield = caller != nullptr && !caller->is_context(type::dispatcher_context) &&
                            !caller->wait_is_linked() && !caller->sleep_is_linked() && !detail::this_worker.woke;
-    if (g_->cache_hot_steals || taskplace::kit::reports_sleeps<typename G::placer_type>)
+    if (g_->cache_hot_steals || taskplace::kit::reports_sleeps<typename G::placer_type> || g_->tracing() != nullptr)
       stamp_end_of_run(caller, !may_yield);
     yielder_ = nullptr;
     context* next = choose_next();
@@ -710,21 +720,31 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   //   itself to the wait queue; a wake-up from another thread reaches this
   //   thread's awakened() only through its dispatcher, after this returns,
   //   so it never overtakes the report.
+  // Traced (Group::tracing()), the same moment goes to the trace as a
+  //   task event (sleeps or stops), whatever the placer reads.
   void stamp_end_of_run(context* caller, bool blocks) noexcept {
     if (caller == nullptr || caller->is_context(type::pinned_context)) return;
     auto* p = static_cast<properties_type*>(base::get_properties(caller));
     if (p == nullptr) return;
     const Nanoseconds now = g_->clock_.now();
     if (g_->cache_hot_steals) p->last_ran = now;
-    if constexpr (taskplace::kit::reports_sleeps<typename G::placer_type>) {
-      auto& slot = g_->slots_[id_];
-      if (caller->terminated_is_linked()) return;
-      if (blocks)
-        slot.sleeps.report(g_->placer_, p->task, reinterpret_cast<taskplace::TaskKey>(caller),
-                           slot.queued.load(std::memory_order_relaxed) == 0 && pinned_.empty(), now);
-      else
-        g_->placer_.task_stops(p->task, now);
+    constexpr bool reports = taskplace::kit::reports_sleeps<typename G::placer_type>;
+    taskplace::kit::ChromeTrace* const trace = g_->tracing();
+    if ((!reports && trace == nullptr) || caller->terminated_is_linked()) return;
+    auto& slot = g_->slots_[id_];
+    const auto key = reinterpret_cast<taskplace::TaskKey>(caller);
+    const bool cpu_idle = slot.queued.load(std::memory_order_relaxed) == 0 && pinned_.empty();
+    if constexpr (reports) {
+      if (blocks) slot.sleeps.report(g_->placer_, p->task, key, cpu_idle, now);
+      else g_->placer_.task_stops(p->task, now);
     }
+    // Traced: the same moment as a task event (after the report, as the
+    // pool records it).
+    if (trace != nullptr)
+      trace->record(taskplace::kit::TaskEvent{key, id_, now,
+                                              blocks ? taskplace::kit::TaskEvent::Kind::sleeps
+                                                     : taskplace::kit::TaskEvent::Kind::stops,
+                                              blocks && cpu_idle});
   }
 
   context* run_dispatcher() noexcept {
@@ -742,7 +762,9 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     G& g = *g_;
     const bool stamp = worker && g.cache_hot_steals;
     constexpr bool reports = taskplace::kit::reports_sleeps<typename G::placer_type>;
-    const Nanoseconds now = idle_ || stamp || (worker && reports) ? g.clock_.now() : Nanoseconds{0};
+    taskplace::kit::ChromeTrace* const trace = worker ? g.tracing() : nullptr;
+    const Nanoseconds now =
+        idle_ || stamp || (worker && reports) || trace != nullptr ? g.clock_.now() : Nanoseconds{0};
     if (idle_) {
       idle_ = false;
       g.balancer_.idle_end(*g.slots_[id_].idle, now);
@@ -759,6 +781,9 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     // The run starts (DurationTracker), and the fiber's next sleep report
     // is due; nothing without a policy that reads sleeps.
     g.placer_.task_runs(props.task, now);
+    if (trace != nullptr)  // traced: the run as a task event, for a replay
+      trace->record(taskplace::kit::TaskEvent{reinterpret_cast<taskplace::TaskKey>(ctx), id_, now,
+                                              taskplace::kit::TaskEvent::Kind::runs});
     return ctx;
   }
 

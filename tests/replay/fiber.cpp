@@ -1,0 +1,113 @@
+// The replay of a Boost.Fiber group's own trace (taskplace_fiber::
+// TracedGroup, which passes its placer kit::observed): the set the group
+// ran, over the machine each placement read, decides as the group did.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+
+#include <boost/fiber/all.hpp>
+
+#include "replay.hpp"
+#include "taskplace/kit/trace.hpp"
+#include "taskplace_fiber/algorithm.hpp"
+#include "taskplace_fiber/run.hpp"
+
+using namespace taskplace;
+using namespace taskplace::replay;
+
+namespace {
+
+const SetResult& set(const RuntimeResult& r, const std::string& name) {
+  for (const SetResult& s : r.sets)
+    if (s.name == name) return s;
+  FAIL("no policy set " << name);
+  return r.sets.front();
+}
+
+// A group of 4 workers under `Traits`, traced, runs two ping-pong pairs
+// of fibers over unbuffered channels, `rounds` round trips each. Returns:
+// the trace, read back.
+template <class Traits>
+ChromeTraceInput traced_pairs(int rounds) {
+  kit::ChromeTrace trace{1 << 16};
+  taskplace_fiber::TracedGroup<Traits> group{4};
+  group.trace(&trace);
+  std::uint64_t placed = 0;
+  taskplace_fiber::run(group, [&] {
+    boost::fibers::unbuffered_channel<int> ab, ba, cd, dc;
+    auto echo = [](boost::fibers::unbuffered_channel<int>& in, boost::fibers::unbuffered_channel<int>& out) {
+      int v = 0;
+      while (in.pop(v) == boost::fibers::channel_op_status::success) out.push(v + 1);
+      out.close();
+    };
+    auto ping = [rounds](boost::fibers::unbuffered_channel<int>& out, boost::fibers::unbuffered_channel<int>& in) {
+      int v = 0;
+      for (int i = 0; i < rounds; ++i) {
+        out.push(i);
+        in.pop(v);
+      }
+      out.close();
+    };
+    boost::fibers::fiber e1(echo, std::ref(ab), std::ref(ba)), p1(ping, std::ref(ab), std::ref(ba));
+    boost::fibers::fiber e2(echo, std::ref(cd), std::ref(dc)), p2(ping, std::ref(cd), std::ref(dc));
+    p1.join();
+    p2.join();
+    e1.join();
+    e2.join();
+  });
+  placed = group.placer().stats().get(WakeCounter::wakeups);
+  REQUIRE(trace.dropped() == 0);
+  std::ostringstream out;
+  trace.write(out);
+  ChromeTraceInput in = read_chrome_trace(out.str());
+  CHECK(in.wakes.size() == placed);
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("a fiber group's trace under Runtime, its default, replays to the group's decisions",
+          "[replay][runtime][fiber]") {
+  // The group records each fiber's runs, stops and sleeps (task events)
+  // and the move costs its placer read (the view): the replay's Runtime
+  // has the same overlaps, runs and costs, and decides as the group did
+  // but where a view is torn.
+  const ChromeTraceInput in = traced_pairs<traits::Runtime>(300);
+  REQUIRE(in.wakes.size() >= 1200);
+  REQUIRE_FALSE(in.tasks.empty());
+  REQUIRE(in.wakes.front().view.has_crossing);  // Group::Machine has crossing_cost (O6)
+  Options o;
+  o.cpus = 4;
+  const RuntimeResult r = run_runtime(in, o);
+  CHECK(r.views == in.wakes.size());
+  const SetResult& runtime = set(r, "traits::Runtime");
+  INFO("torn views: " << r.torn << ", same decision " << runtime.same_decision << " of " << runtime.wakeups);
+  CHECK(runtime.wakeups - runtime.same_decision <= r.torn);
+  std::size_t kept = 0;
+  for (const auto& [reason, n] : r.reasons)
+    if (reason == "waker_blocks" || reason == "short_work") kept += n;
+  CHECK(kept > 0);  // the gate decided some: the costs and the runs mattered
+}
+
+TEST_CASE("a fiber group's trace under Current replays to the group's decisions", "[replay][runtime][fiber]") {
+  const ChromeTraceInput in = traced_pairs<traits::Current>(300);
+  REQUIRE(in.wakes.size() >= 1200);  // two pairs, 300 round trips each, two wake-ups per trip
+  Options o;
+  o.cpus = 4;  // Group{4}: one LLC, one worker per core, as the replay's default machine
+  const RuntimeResult r = run_runtime(in, o);
+  // Every event carries the machine the group's placer read.
+  CHECK(in.views == in.wakes.size());
+  CHECK(r.views == in.wakes.size());
+  CHECK(r.beyond == 0);
+  // Current, the set the group ran, over those machines, decides as the
+  // group did, to the reason: only a torn view (the workers' queues
+  // changed under the placer within one decision; the replay takes the
+  // first answer) may differ.
+  const SetResult& current = set(r, "traits::Current");
+  INFO("torn views: " << r.torn << ", same decision " << current.same_decision << " of " << current.wakeups);
+  CHECK(current.wakeups == in.wakes.size());
+  CHECK(current.wakeups - current.same_decision <= r.torn);
+  CHECK(current.idle == r.recorded.idle);
+  CHECK(current.affine == r.recorded.affine);
+}
