@@ -22,21 +22,24 @@
 //
 //   taskplace::kit::Machine m{workers, taskplace::kit::costs_of(calibrate())};
 //   m.queued(c);  ... m.running(c); ... m.stopped(c); m.parked(c);
-//   placer.place(wakeup, m.at(now), now);
+//   placer.place(wakeup, m.at(now, topology), now);
 //   balancer.balance(c, st, pull, clock, m.overload());
 #pragma once
 
 #include "taskplace/detail/config.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <ranges>
 #include <stdexcept>
 
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/assert.hpp"
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/placer/cost_gate.hpp"
+#include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/placer/wake_affine.hpp"
 #include "taskplace/types.hpp"
 
@@ -175,11 +178,43 @@ class Machine {
     Nanoseconds wake_cost(CpuId c) const noexcept { return m_->wake_cost(c); }
     Nanoseconds crossing_cost() const noexcept { return m_->crossing_cost(); }
 
-   private:
+   protected:
     const Machine* m_;
     std::int64_t now_;
   };
   At at(Nanoseconds now) const noexcept { return At{*this, now}; }
+
+  // The machine at one time over a topology: At's answers and the busy
+  // share of a worker's LLC (MachineState's llc_utilization_pct, SIS_UTIL's
+  // input: the idle search scans less of a busy LLC), sampled at most once
+  // a `period` for each LLC (LlcUtilizationSample, kept on the LLC's first
+  // worker; kernel: the LLC's nr_idle_scan, which the periodic balance
+  // writes). Without it (at(now)) the placer scans as if the LLC were
+  // idle: on a loaded LLC, every wake-up walks it all.
+  // Precondition: the topology's CPUs are the machine's workers.
+  template <Topology Topo>
+  class AtLlc : public At {
+   public:
+    AtLlc(const Machine& m, const Topo& t, Nanoseconds now, SaturatingNanoseconds period) noexcept
+        : At(m, now), topo_(&t), period_(period) {}
+    std::uint32_t llc_utilization_pct(CpuId c) const {
+      const auto llc = topo_->llc_cpus(c);
+      if (std::ranges::empty(llc)) return 0;
+      return this->m_->sample(static_cast<CpuId>(*std::ranges::begin(llc)))
+          .read(llc, [this](CpuId x) { return !this->is_idle(x); }, Nanoseconds{this->now_}, period_);
+    }
+
+   private:
+    const Topo* topo_;
+    SaturatingNanoseconds period_;
+  };
+  // `period`: how old a sample may be (the runtime's tick; 4 ms, the
+  // kernel's at HZ=250).
+  template <Topology Topo>
+  AtLlc<Topo> at(Nanoseconds now, const Topo& topo,
+                 SaturatingNanoseconds period = std::chrono::milliseconds{4}) const noexcept {
+    return AtLlc<Topo>{*this, topo, now, period};
+  }
 
  private:
   struct alignas(64) Counters {
@@ -187,7 +222,11 @@ class Machine {
     std::atomic<std::uint32_t> running{0};
     std::atomic<std::uint8_t> idle{static_cast<std::uint8_t>(IdleState::busy)};
     std::atomic<std::int64_t> preempted_until{INT64_MIN};
+    // Its LLC's busy share, on the LLC's first worker (AtLlc); a line of
+    // its own, written once a period.
+    mutable LlcUtilizationSample llc;
   };
+  LlcUtilizationSample& sample(CpuId c) const noexcept { return at(c).llc; }
   Counters& at(CpuId c) noexcept {
     TASKPLACE_EXPECTS(c < n_, "worker must be < worker_count()");
     return w_[c < n_ ? c : 0];
@@ -236,5 +275,6 @@ inline constexpr std::uint64_t wakee_load = runnable_only_wakee_load<typename Pl
 
 static_assert(MachineState<Machine> && MachineState<Machine::At>);
 static_assert(HasWakeCost<Machine::At> && HasCrossingCost<Machine::At>);
+static_assert(!HasLlcUtilization<Machine::At>);
 
 }  // namespace taskplace::kit
