@@ -191,6 +191,11 @@ class Runtime {
   // Effects: forgets `task`'s placement state (call when it ends; a task
   //   never posted again may leave it, at a few dozen bytes).
   void finished(Task task) { store_.erase(task, 0); }
+  // Effects: one unit of work outstanding (an operation in flight that
+  //   will post: join() waits for it as for a pending handler) / done.
+  //   TaskExecutor's outstanding_work.tracked counts through these.
+  void work_started() noexcept { pending_.fetch_add(1); }
+  void work_finished() noexcept { done_one(); }
 
   // Effects: see the class comment. Not from a worker.
   void join() {
