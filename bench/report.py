@@ -532,7 +532,7 @@ class Micro:
             pair, "",
             "### The kit's bookkeeping against the pool's hand-written state", "",
             "Instructions per wake-up, 12 workers in one LLC, one stream of wake-ups "
-            "([benchmarks.md](benchmarks.md#the-kits-cost-a-wake-up)):", "",
+            "([the kit against the pool before it](#the-kit-against-the-pool-before-it)):", "",
             kit, "",
             "### Clock reads", "",
             "CPU ns per read, as the pool, the Boost.Fiber algorithm and the workloads' stamps read it:", "",

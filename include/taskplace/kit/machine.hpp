@@ -93,21 +93,24 @@ class Machine {
   // Returns: whether this call set the flag (the runtime may then kick a
   //   parked worker to steal, kernel nohz_balancer_kick).
   bool queued(CpuId c) noexcept {
-    at(c).queued.fetch_add(1, std::memory_order_seq_cst);
-    return note_queued(c);
+    Counters& k = at(c);  // once: each at() checks c again
+    k.queued.fetch_add(1, std::memory_order_seq_cst);
+    if (overloaded_.load(std::memory_order_relaxed) || !gives(k)) return false;
+    return !overloaded_.exchange(true, std::memory_order_relaxed);
   }
   // Effects: a task left c's queue (to run there, or stolen).
   void dequeued(CpuId c) noexcept { at(c).queued.fetch_sub(1, std::memory_order_relaxed); }
   // Effects: c starts / stops running a task. Owner only: plain stores.
   void running(CpuId c) noexcept {
-    at(c).running.store(1, std::memory_order_relaxed);
-    set_idle(c, IdleState::busy);
+    Counters& k = at(c);
+    k.running.store(1, std::memory_order_relaxed);
+    set_idle(k, IdleState::busy);
   }
   void stopped(CpuId c) noexcept { at(c).running.store(0, std::memory_order_relaxed); }
   // Effects: c, with nothing to run, spins / parks / stops waiting.
-  void spinning(CpuId c) noexcept { set_idle(c, IdleState::spinning); }
-  void parked(CpuId c) noexcept { set_idle(c, IdleState::parked); }
-  void awake(CpuId c) noexcept { set_idle(c, IdleState::busy); }
+  void spinning(CpuId c) noexcept { set_idle(at(c), IdleState::spinning); }
+  void parked(CpuId c) noexcept { set_idle(at(c), IdleState::parked); }
+  void awake(CpuId c) noexcept { set_idle(at(c), IdleState::busy); }
   // Effects: c lost its CPU to other threads: it is not idle for the
   //   placer until `until` (kernel: vcpu_is_preempted()).
   void preempted_until(CpuId c, Nanoseconds until) noexcept {
@@ -145,10 +148,7 @@ class Machine {
   Nanoseconds crossing_cost() const noexcept { return costs_.crossing; }
   // Returns: whether a thief could take a task from c (kernel: a busiest
   //   queue holds two or more tasks, one of them queued).
-  bool can_give(CpuId c) const noexcept {
-    const std::uint32_t q = queued_on(c);
-    return q > 0 && q + at(c).running.load(std::memory_order_relaxed) >= 2;
-  }
+  bool can_give(CpuId c) const noexcept { return gives(at(c)); }
 
   // --- the overload flag (kernel: the root domain's overload) -------------
   // Returns: Overload::some while the flag is set, none otherwise; pass it
@@ -171,7 +171,9 @@ class Machine {
    public:
     At(const Machine& m, Nanoseconds now) noexcept : m_(&m), now_(now.count()) {}
     bool is_idle(CpuId c) const noexcept {
-      return m_->is_idle(c) && m_->at(c).preempted_until.load(std::memory_order_relaxed) <= now_;
+      const Counters& k = m_->at(c);
+      return k.running.load(std::memory_order_relaxed) + k.queued.load(std::memory_order_relaxed) == 0 &&
+             k.preempted_until.load(std::memory_order_relaxed) <= now_;
     }
     std::uint32_t nr_running(CpuId c) const noexcept { return m_->nr_running(c); }
     std::uint64_t load(CpuId c) const noexcept { return m_->load(c); }
@@ -235,15 +237,15 @@ class Machine {
     TASKPLACE_EXPECTS(c < n_, "worker must be < worker_count()");
     return w_[c < n_ ? c : 0];
   }
-  void set_idle(CpuId c, IdleState s) noexcept {
-    auto& a = at(c).idle;
+  static bool gives(const Counters& k) noexcept {
+    const std::uint32_t q = k.queued.load(std::memory_order_relaxed);
+    return q > 0 && q + k.running.load(std::memory_order_relaxed) >= 2;
+  }
+  static void set_idle(Counters& k, IdleState s) noexcept {
+    auto& a = k.idle;
     // Read before written: a worker that stays busy keeps its line shared.
     if (a.load(std::memory_order_relaxed) != static_cast<std::uint8_t>(s))
       a.store(static_cast<std::uint8_t>(s), std::memory_order_relaxed);
-  }
-  bool note_queued(CpuId c) noexcept {
-    if (overloaded_.load(std::memory_order_relaxed) || !can_give(c)) return false;
-    return !overloaded_.exchange(true, std::memory_order_relaxed);
   }
 
   std::uint32_t n_;
