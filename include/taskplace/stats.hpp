@@ -44,6 +44,8 @@ enum class WakeCounter : std::uint8_t {
   idle_smt_sibling,   // an idle SMT sibling of prev (kernel select_idle_smt)
   waker_blocks,       // kept on the waking CPU: the waker sleeps first (CostGate)
   short_work,         // kept on the waking CPU: the work is shorter than a move (CostGate)
+  busy_short,         // the waking CPU, not a busy target: the run is shorter than a move (CostGate)
+  costly_idle,        // the waking CPU, not the idle CPU found: waking it costs more (CostGate)
   count_
 };
 
@@ -53,7 +55,7 @@ constexpr const char* to_string(WakeCounter c) noexcept {
       "prev_kept", "idle_target", "idle_prev",         "idle_recent",
       "idle_core", "idle_scan",   "hot_fallback",      "target_busy",
       "scanned_cpus", "reservation_skips", "affinity_fallback", "current_cpu",
-      "wake_on_current", "idle_smt_sibling", "waker_blocks", "short_work"};
+      "wake_on_current", "idle_smt_sibling", "waker_blocks", "short_work", "busy_short", "costly_idle"};
   static_assert(std::size(names) == static_cast<std::size_t>(WakeCounter::count_));
   return names[static_cast<std::size_t>(c)];
 }

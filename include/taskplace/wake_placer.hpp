@@ -109,6 +109,10 @@ class WakePlacer {
 
   struct Wakeup {
     task_state* waker = nullptr;  // null: woken from outside any task
+    // With waker null, a key other than no_task says that task woke this
+    // one on waking_cpu but its state is not at hand (a wake-up made on
+    // another thread of the runtime): a CostGate judges it on the wakee
+    // alone (its tests b and c), nothing else reads the key.
     TaskKey waker_key = no_task;
     task_state* wakee = nullptr;  // required
     TaskKey wakee_key = no_task;
@@ -186,7 +190,7 @@ class WakePlacer {
     // without the copies the full decision makes; the same decision, state
     // and counts as the steps below (tests/property/fast_path.test.cpp).
     if constexpr (fast_gate) {
-      if (w.waker != nullptr && !w.current_cpu && allowed(waking)) {
+      if (by_a_task(w) && !w.current_cpu && allowed(waking)) {
         const KeepVerdict v = on_current_rule::decide(gate_input(w, machine, waking, prev));
         if (v) return keep_on_waking(w, waking, prev, v.reason, now);
       }
@@ -336,12 +340,14 @@ class WakePlacer {
                               std::uint32_t waker_flips, const FlipState& waker_state,
                               const FlipState& wakee_state) const {
     if constexpr (on_current_rule::enabled) {
-      if (fast_gate || w.waker == nullptr || !allowed(waking)) return WakeReason::no_search;  // fast: asked already
+      if (fast_gate || !allowed(waking)) return WakeReason::no_search;  // fast: asked already
       WakeOnCurrentInput in{};
       if constexpr (detail::reads_costs<on_current_rule>) {
+        if (!by_a_task(w)) return WakeReason::no_search;
         in = gate_input(w, machine, waking, prev);
         (void)waker_flips, (void)waker_state, (void)wakee_state;
       } else {
+        if (w.waker == nullptr) return WakeReason::no_search;
         in.waking_nr_running = machine.nr_running(waking);
         in.wakee_duration = duration_policy::average(w.wakee->duration);
         in.waker = w.waker_key;
@@ -364,9 +370,14 @@ class WakePlacer {
     }
   }
 
+  // Whether a task made the wake-up: its state at hand, or only its key.
+  static constexpr bool by_a_task(const Wakeup& w) noexcept { return w.waker != nullptr || w.waker_key != no_task; }
+
   // What CostGate reads, and only that: the waking CPU's tasks, the
   // wakee's run, the waker's overlap (before this wake-up's stamp; each
-  // detail::typical_of), the move cost (callbacks: the machine's).
+  // detail::typical_of), the move cost (callbacks: the machine's). A
+  // waker known by its key alone has no overlap to read (test a fails)
+  // and no last wakee.
   template <class M>
   WakeOnCurrentInput gate_input(const Wakeup& w, const M& machine, CpuId waking, CpuId prev) const {
     WakeOnCurrentInput in{};
@@ -374,12 +385,12 @@ class WakePlacer {
     in.wakee_duration = detail::typical_of<duration_policy>(w.wakee->duration);
     in.waker = w.waker_key;
     in.wakee = w.wakee_key;
-    in.waker_overlap = detail::typical_of<overlap_policy>(w.waker->overlap);
+    in.waker_overlap = w.waker != nullptr ? detail::typical_of<overlap_policy>(w.waker->overlap) : Nanoseconds::max();
     in.move_cost = move_cost(machine, waking, prev);
     in.wakee_ran_here = prev == waking;
     // Before this wake-up's record, on either path (the full decision
     // records on a copy).
-    in.waker_last_wakee = flips_.last_wakee(w.waker->flips);
+    in.waker_last_wakee = w.waker != nullptr ? flips_.last_wakee(w.waker->flips) : no_task;
     in.wakee_last_wakee = flips_.last_wakee(w.wakee->flips);
     return in;
   }
@@ -392,8 +403,10 @@ class WakePlacer {
     Placement p{};
     stay_on_waking(p, waking, AffineReason::cost_gate, why);
     emit(w, waking, prev, p, now);
-    flips_.record(w.waker->flips, w.wakee_key, now);
-    overlap_policy::on_wake_other(w.waker->overlap, now);
+    if (w.waker != nullptr) {
+      flips_.record(w.waker->flips, w.wakee_key, now);
+      overlap_policy::on_wake_other(w.waker->overlap, now);
+    }
     commit_wakee(w, now);
     stats_.add(WakeCounter::wakeups);
     count_reason(why);
@@ -463,6 +476,25 @@ class WakePlacer {
 
     // 5. Affinity: the kernel's select_fallback_rq, nearest first.
     if (!allowed(p.cpu)) fall_back(p, allowed);
+
+    // 6. The move the search proposes, judged at its own cost (OnCurrent
+    // rules with after_search: CostGate's tests c and d). Asked when the
+    // CPU found is busy, or idle and dearer to wake than the cost the
+    // gate judged before the search (else its answer is the same no).
+    if constexpr (detail::gate_after_search<on_current_rule>) {
+      if (p.cpu != waking && by_a_task(w) && allowed(waking)) {
+        const bool busy = !machine.is_idle(p.cpu);
+        WakeOnCurrentInput in = gate_input(w, machine, waking, prev);
+        const Nanoseconds judged = in.move_cost;
+        in.move_cost = move_cost(machine, waking, p.cpu);
+        if (busy || in.move_cost > judged) {
+          if (const KeepVerdict v = on_current_rule::after_search(in, busy)) {
+            p.cpu = waking;
+            p.reason = v.reason;
+          }
+        }
+      }
+    }
   }
 
   // Effects: applies d: the waker's flips and overlap stamp, the wakee's
@@ -562,6 +594,8 @@ class WakePlacer {
       case WakeReason::wake_on_current: stats_.add(WakeCounter::wake_on_current); break;
       case WakeReason::waker_blocks: stats_.add(WakeCounter::waker_blocks); break;
       case WakeReason::short_work: stats_.add(WakeCounter::short_work); break;
+      case WakeReason::busy_short: stats_.add(WakeCounter::busy_short); break;
+      case WakeReason::costly_idle: stats_.add(WakeCounter::costly_idle); break;
       default: break;
     }
   }

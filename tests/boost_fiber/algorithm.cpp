@@ -530,6 +530,105 @@ BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_main_context_names_the_wakers_w
   BOOST_TEST(remote_hint::waking[1] == 0);
 }
 
+// --- A cross-thread wake-up by a fiber names the fiber -------------------
+
+namespace remote_key {
+std::mutex m;
+std::map<taskplace::TaskKey, int> wakers;  // wakers of `consumer` seen through the dispatcher
+std::atomic<taskplace::TaskKey> consumer{taskplace::no_task};
+struct Hook {
+  void operator()(const taskplace::WakeEvent& e) const {
+    if (e.wakee != consumer.load() || e.waking_cpu != 0) return;
+    std::lock_guard lk(m);
+    ++wakers[e.waker];
+  }
+};
+struct Traits : taskplace::traits::PrevCpu {
+  using Hook = remote_key::Hook;
+};
+using Group = taskplace_fiber::Group<Traits>;
+}  // namespace remote_key
+
+BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_fiber_names_the_waking_fiber) {
+  // The consumer is a fiber of worker 1, the producer a fiber of worker 0:
+  // Boost.Fiber hands each wake-up to worker 1's dispatcher, and the
+  // placement names the producer (its key; its state stays with worker 0).
+  using Algo = taskplace_fiber::Algorithm<remote_key::Group>;
+  remote_key::Group group{2};
+  boost::fibers::unbuffered_channel<int> ch;
+  std::atomic<bool> started{false}, done{false};
+  std::atomic<taskplace::TaskKey> producer{taskplace::no_task};
+  int got = 0;
+  std::thread t1([&] {
+    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{1});
+    boost::fibers::fiber c([&] {
+      remote_key::consumer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active());
+      started = true;
+      int v = 0;
+      while (ch.pop(v) == boost::fibers::channel_op_status::success) ++got;
+    });
+    c.join();
+    done = true;
+  });
+  std::thread t0([&] {
+    boost::fibers::use_scheduling_algorithm<Algo>(group, taskplace::CpuId{0});
+    while (!started.load()) boost::this_fiber::yield();
+    boost::fibers::fiber p([&] {
+      producer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active());
+      for (int i = 0; i < 500; ++i) ch.push(i);
+      ch.close();
+    });
+    p.join();
+    while (!done.load()) boost::this_fiber::yield();
+  });
+  t0.join();
+  t1.join();
+  BOOST_TEST(got == 500);
+  std::lock_guard lk(remote_key::m);
+  // PrevCpu keeps the consumer on worker 1: every wake-up of it by the
+  // producer crosses threads, and each named the producer.
+  BOOST_TEST(remote_key::wakers[producer.load()] > 0);
+  BOOST_TEST(remote_key::wakers.count(taskplace::no_task) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(runtime_brings_a_ping_pong_pair_split_across_threads_onto_one_worker) {
+  // traits::Runtime's test (b) on a wake-up from another thread: the
+  // wakee's runs (well under the 1 ms crossing cost set here, so that no
+  // preemption of this test's threads decides it) are shorter than a
+  // move, so the wakee comes to the waker's worker, and the pair stays.
+  using RuntimeGroup = taskplace_fiber::Group<taskplace::traits::Runtime>;
+  RuntimeGroup group{2};
+  group.costs = taskplace::kit::WakeCosts{.spinning = std::chrono::milliseconds{1},
+                                          .parked = std::chrono::milliseconds{1},
+                                          .crossing = std::chrono::milliseconds{1}};
+  constexpr int rounds = 2000;
+  int got = 0;
+  taskplace_fiber::run(group, [&] {
+    group.reset_stats();
+    boost::fibers::buffered_channel<int> ab{2}, ba{2};
+    boost::fibers::fiber echo([&] {
+      int v = 0;
+      for (int i = 0; i < rounds; ++i) {
+        ab.pop(v);
+        ba.push(v);
+      }
+    });
+    boost::fibers::fiber lead([&] {
+      int v = 0;
+      for (int i = 0; i < rounds; ++i) {
+        ab.push(i);
+        ba.pop(v);
+        ++got;
+      }
+    });
+    lead.join();
+    echo.join();
+  });
+  BOOST_TEST(got == rounds);
+  // 2 x 2000 wake-ups; the first ones before a run is measured may cross.
+  BOOST_TEST(group.stats().placed_remote < 20u);
+}
+
 // --- A yield is not a wake-up --------------------------------------------
 
 namespace yields {

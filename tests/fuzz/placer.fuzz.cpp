@@ -118,9 +118,21 @@ void drive(const T& topo, fuzz::Bytes& in) {
         const Placement p = placer.place(w, m, now, mask);
         if (p.reason == WakeReason::waker_blocks || p.reason == WakeReason::short_work) {
           // CostGate's keeps: a waker task, no hand-off, the waking CPU allowed.
+          // A waker known by its key alone passes only test (b): (a) reads
+          // its overlap.
           FUZZ_CHECK(detail::reads_costs<typename P::on_current_rule>);
-          FUZZ_CHECK(w.waker != nullptr && !w.current_cpu && mask(waking));
+          FUZZ_CHECK((w.waker != nullptr || w.waker_key != no_task) && !w.current_cpu && mask(waking));
+          FUZZ_CHECK(w.waker != nullptr || p.reason == WakeReason::short_work);
           FUZZ_CHECK(p.cpu == waking && p.target == waking && p.affine == AffineReason::cost_gate);
+        }
+        if (p.reason == WakeReason::busy_short || p.reason == WakeReason::costly_idle) {
+          // CostGate's test after the search: a waker task, the waking CPU
+          // allowed, in place of a target the affine step chose; the
+          // wakee's run known (the average read before the decision:
+          // the gate reads the lower of it and the latest sample).
+          FUZZ_CHECK(detail::gate_after_search<typename P::on_current_rule>);
+          FUZZ_CHECK((w.waker != nullptr || w.waker_key != no_task) && !w.current_cpu && mask(waking));
+          FUZZ_CHECK(p.cpu == waking && p.affine != AffineReason::cost_gate);
         }
         if (p.reason == WakeReason::wake_on_current) {
           if constexpr (requires { typename P::on_current_rule::variant_type; }) {

@@ -263,3 +263,145 @@ TEST_CASE("one preempted sample does not hold a pair apart: the gate reads the l
   CHECK(kept.reason == WakeReason::waker_blocks);
   CHECK(OverlapTracker::average(rt.a.overlap) > 300us);
 }
+
+TEST_CASE("test (c): a short wakee stays on the waking worker when the search finds no idle worker",
+          "[cost_gate]") {
+  // keeps_from_busy keeps any known run below the move cost; the waker's
+  // overlap and queue do not count (the wakee queues on either CPU).
+  CHECK(CostGate::keeps_from_busy(gate_input(20us, 649ns, 650ns, 9, false)).reason == WakeReason::busy_short);
+  CHECK(!CostGate::keeps_from_busy(gate_input(20us, 650ns, 650ns, 9, false)));
+  CHECK(!CostGate::keeps_from_busy(gate_input(20us, 0ns, 650ns, 9, false)));  // never measured
+  auto in = gate_input(0ns, 100ns, 650ns);
+  in.waker = no_task;
+  CHECK(!CostGate::keeps_from_busy(in));
+  CHECK(!CostGate::keeps_from_busy(gate_input(0ns, 1ns, 0ns)));  // no cost, no keep
+}
+
+TEST_CASE("traits::Runtime keeps short work off a busy target; long work goes where the kernel sends it",
+          "[cost_gate][wake_placer]") {
+  // Both workers busy: worker 1 runs a task, worker 0 runs A with two
+  // tasks queued behind it (q = 2). A runs on 20 us after each wake-up
+  // (test a fails); B, last on worker 1, runs 300 ns: (q + 1) * 300 =
+  // 900 ns > 650 ns (test b fails). The kernel's affine step: a sync
+  // wake-up of a CPU running 3 is not pulled, the load (3 x 1024 against
+  // 1 x 1024) keeps prev; the search finds nothing idle: worker 1,
+  // target_busy. Test (c): 300 ns < 650 ns, worker 0.
+  kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
+  m.running(1);
+  (void)m.queued(0);
+  (void)m.queued(0);
+  struct Counted : traits::Runtime {
+    using Stats = PlainStats;
+  };
+  Pair<Counted> rt{1};
+  const Placement first = rt.round(m, 20us, 300ns);  // B's run not measured yet: the kernel's rules
+  CHECK(first.cpu == 1u);
+  CHECK(first.reason == WakeReason::target_busy);
+  rt.b_cpu = 1;
+  const Placement kept = rt.round(m, 20us, 300ns);
+  CHECK(kept.cpu == 0u);
+  CHECK(kept.target == 1u);
+  CHECK(kept.reason == WakeReason::busy_short);
+  CHECK(rt.placer.stats().get(WakeCounter::busy_short) == 1u);
+  // The kernel on the same wake-ups: worker 1.
+  Pair<traits::Current> cur{1};
+  for (int i = 0; i < 3; ++i) cur.b_cpu = 1, (void)cur.round(m, 20us, 300ns);
+  cur.b_cpu = 1;
+  CHECK(cur.round(m, 20us, 300ns).cpu == 1u);
+  // B of 5 us: longer than the move, worker 1 as the kernel decides.
+  Pair<traits::Runtime> long_work{1};
+  for (int i = 0; i < 3; ++i) long_work.b_cpu = 1, (void)long_work.round(m, 20us, 5us);
+  long_work.b_cpu = 1;
+  const Placement moved = long_work.round(m, 20us, 5us);
+  CHECK(moved.cpu == 1u);
+  CHECK(moved.reason == WakeReason::target_busy);
+  // An idle worker 1: the search finds it, (c) is not asked.
+  m.stopped(1);
+  m.spinning(1);
+  rt.b_cpu = 1;
+  const Placement spread = rt.round(m, 20us, 300ns);
+  CHECK(spread.cpu == 1u);
+  CHECK(spread.reason != WakeReason::busy_short);
+}
+
+TEST_CASE("a waker known by its key alone: the wakee is judged on its own run (tests b and c)",
+          "[cost_gate][wake_placer]") {
+  // A wake-up made on another thread of the runtime: waking_cpu 0 ran the
+  // waker, whose state is not at hand (waker null, its key given).
+  using Placer = WakePlacer<UniformTopology, traits::Runtime>;
+  UniformTopology topo{1, 1, 2, 1};
+  Placer placer{topo};
+  kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
+  m.running(0);
+  m.spinning(1);
+  Placer::task_state b{};
+  Nanoseconds now = 1ms;
+  auto run_b = [&](Nanoseconds run) {
+    placer.task_runs(b, now);
+    now += run;
+    placer.task_sleeps(b, now);
+  };
+  const auto place = [&](TaskKey waker_key) {
+    return placer.place({.waker = nullptr, .waker_key = waker_key, .wakee = &b, .wakee_key = key_b,
+                         .waking_cpu = 0, .prev_cpu = 1, .sync = true},
+                        m.at(now), now);
+  };
+  run_b(200ns);
+  // (b): 200 ns < 650 ns, B comes to worker 0, where the waker ran.
+  const Placement kept = place(key_a);
+  CHECK(kept.cpu == 0u);
+  CHECK(kept.reason == WakeReason::short_work);
+  // With no key, nothing woke it that the gate can judge: the kernel's
+  // steps find worker 1 idle.
+  CHECK(place(no_task).cpu == 1u);
+  // A long run: (a) would need the waker's overlap, which is not at hand.
+  run_b(5us);
+  CHECK(place(key_a).cpu == 1u);
+}
+
+TEST_CASE("test (d): a wakee stays on the waking worker rather than wait for an unpark the search proposes",
+          "[cost_gate][wake_placer]") {
+  // B last ran on worker 0, where A wakes it; A runs on 2 us after each
+  // wake-up, B runs 13 us (pgbench's client and backend with one client).
+  // Before the search the move cost is the 650 ns floor (prev is the
+  // waking worker): (a) 2 us > 650 ns, (b) 13 us > 650 ns, neither holds.
+  // The kernel's steps: same_cpu, worker 0 busy, the search finds worker 1
+  // idle. Worker 1 parked: that move costs its 30 us unpark, and at 30 us
+  // (a) holds, 2 us + 0 x 13 us < 30 us: B stays, costly_idle.
+  struct Counted : traits::Runtime {
+    using Stats = PlainStats;
+  };
+  kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
+  m.parked(1);
+  Pair<Counted> rt{0};
+  for (int i = 0; i < 3; ++i) (void)rt.round(m, 2us, 13us);  // A's overlap and B's run measured
+  rt.b_cpu = 0;
+  const Placement kept = rt.round(m, 2us, 13us);
+  CHECK(kept.cpu == 0u);
+  CHECK(kept.reason == WakeReason::costly_idle);
+  CHECK(kept.affine == AffineReason::same_cpu);
+  CHECK(rt.placer.stats().get(WakeCounter::costly_idle) >= 1u);
+  // Worker 1 spinning: the move costs the 650 ns floor, as judged before
+  // the search; the kernel's move stands.
+  m.spinning(1);
+  rt.b_cpu = 0;
+  const Placement moved = rt.round(m, 2us, 13us);
+  CHECK(moved.cpu == 1u);
+  CHECK(moved.reason != WakeReason::costly_idle);
+  // Parked again, but A runs on 40 us: (a) 40 us > 30 us, (b) 13 us x 1 <
+  // 30 us holds: kept by (b) at the unpark's cost.
+  m.parked(1);
+  rt.b_cpu = 0;
+  (void)rt.round(m, 40us, 13us);
+  rt.b_cpu = 0;
+  const Placement by_b = rt.round(m, 40us, 13us);
+  CHECK(by_b.cpu == 0u);
+  CHECK(by_b.reason == WakeReason::costly_idle);
+  // A pair of 40 us each (a fresh one: the gate reads the lower of the
+  // average and the latest sample): neither holds at 30 us; B goes to
+  // worker 1.
+  Pair<Counted> long_pair{0};
+  for (int i = 0; i < 3; ++i) long_pair.b_cpu = 0, (void)long_pair.round(m, 40us, 40us);
+  long_pair.b_cpu = 0;
+  CHECK(long_pair.round(m, 40us, 40us).cpu == 1u);
+}

@@ -293,15 +293,18 @@ TEST_CASE("newidle pullers of the same CPU take its run-queue lock in turn", "[s
   const Report r = m.run_to_completion(1s);
   // cpus 1 and 2 go idle together at 100 us and both pull from cpu 0 (three
   // tasks): cpu 1 first (its event was queued first) holds the lock
-  // 100..107 us and runs B0 107..207 us; cpu 2 waits for it, holds it
-  // 107..114 us and runs B1 114..214 us. A is stalled by both holds.
+  // 100..107 us and runs B0 107..207 us; cpu 2 waits for it, gets the
+  // lock's line from cpu 1 (one line in the LLC, 7 us), holds it
+  // 114..121 us and runs B1 121..221 us. A is stalled by both holds.
   CHECK(m.task(1).last_ran == 207us);
-  CHECK(m.task(2).last_ran == 214us);
+  CHECK(m.task(2).last_ran == 221us);
   CHECK(m.task(0).last_ran == 1ms + 14us);
   CHECK(r.newidle_pulls == 2);
   CHECK(r.lock_stall_time == 14us);
-  // Balancing time: 7 us for cpu 1, 7 us waiting plus 7 us holding for cpu 2.
-  CHECK(r.newidle_time == 21us);
+  // Balancing time: 7 us for cpu 1; 7 us waiting, 7 us for the hand-off
+  // and 7 us holding for cpu 2.
+  CHECK(r.newidle_time == 28us);
+  CHECK(r.lock_wait_time == 14us);
   CHECK(m.check_invariants().empty());
 }
 

@@ -35,13 +35,26 @@
 // a pair pays it once (SIS_CURRENT's pair test, without its flips). An
 // overlap or a run is the lower of the task's average and its latest
 // sample (detail::typical_of).
-// Otherwise the kernel's pipeline decides (wide, affine, idle search).
+// Otherwise the kernel's pipeline decides (wide, affine, idle search),
+// and the move it proposes, to a CPU c other than w, is judged at its own
+// cost (after_search):
+//   (c) busy_short: c runs a task (nothing idle was found) and B's run is
+//       shorter than the move cost: B stays on w. Onto a busy CPU a move
+//       buys no parallel time, B queues wherever it goes, and the move
+//       costs more than B's work (hackbench's receivers on a saturated
+//       machine).
+//   (d) costly_idle: c is idle and dearer to wake than the move cost
+//       tests (a) and (b) were judged at (c is not prev: a parked worker
+//       the search found, where prev was busy or the waking CPU), and
+//       (a) or (b) holds at c's wake cost: B stays on w. B would wait
+//       longer for c's unpark than for w.
 // A waker with no measured overlap (average 0) counts as one that blocks
 // at once, as the 2008 kernels read it; a wakee with no measured run
 // (average 0) is never short, and with queued work never passes (a): the
 // work ahead is unknown.
 //
-//   taskplace::CostGate::decide(in)   // -> KeepVerdict, true when kept
+//   taskplace::CostGate::decide(in)            // -> KeepVerdict, true when kept
+//   taskplace::CostGate::after_search(in, busy)  // tests (c), (d): the search's move
 #pragma once
 
 #include "taskplace/detail/config.hpp"
@@ -72,6 +85,13 @@ concept HasCrossingCost = requires(const M& m) {
   { m.crossing_cost() } -> std::convertible_to<Nanoseconds>;
 };
 
+// The gate's verdict: why the wakee is kept (waker_blocks, short_work,
+// busy_short, costly_idle), or no_search when it is not.
+struct KeepVerdict {
+  WakeReason reason = WakeReason::no_search;
+  constexpr explicit operator bool() const noexcept { return reason != WakeReason::no_search; }
+};
+
 namespace detail {
 // Whether an OnCurrent rule reads the costs (CostGate::reads_costs).
 template <class Rule>
@@ -97,6 +117,11 @@ constexpr Nanoseconds typical_of(const typename P::state& s) noexcept {
 // Whether WakePlacer asks the rule before the full decision (fast_path).
 template <class Rule>
 inline constexpr bool gate_fast_path = requires { requires Rule::fast_path; };
+// Whether WakePlacer asks the rule again about the move the search proposes.
+template <class Rule>
+inline constexpr bool gate_after_search = requires(const WakeOnCurrentInput& in, bool busy) {
+  { Rule::after_search(in, busy) } -> std::same_as<KeepVerdict>;
+};
 }  // namespace detail
 
 // Returns: the least a move of a wakee off the waking CPU costs: the
@@ -119,13 +144,6 @@ Nanoseconds move_cost(const M& m, CpuId waking, CpuId prev) {
   }
   return floor;
 }
-
-// The gate's verdict: why the wakee is kept (waker_blocks, short_work),
-// or no_search when it is not.
-struct KeepVerdict {
-  WakeReason reason = WakeReason::no_search;
-  constexpr explicit operator bool() const noexcept { return reason != WakeReason::no_search; }
-};
 
 struct CostGate {
   static constexpr bool enabled = true;
@@ -154,6 +172,26 @@ struct CostGate {
     // (b) (q + 1) * d < cost.
     if (d > 0 && d < cost && std::int64_t{q} + 1 <= (cost - 1) / d) return {WakeReason::short_work};
     return {};
+  }
+  // Returns: kept with reason busy_short (test c) when the wakee's run is
+  //   known and shorter than the move cost; asked by WakePlacer only when
+  //   the search returned a busy CPU other than the waking one (in.
+  //   move_cost is then the crossing cost). The waker's overlap and queue
+  //   do not count: the wakee queues behind work on either CPU.
+  // Complexity: O(1). Thread-safety: pure.
+  static constexpr KeepVerdict keeps_from_busy(const WakeOnCurrentInput& in) noexcept {
+    if (in.waker == no_task || in.waker == in.wakee) return {};
+    const std::int64_t d = in.wakee_duration.count();
+    if (d > 0 && d < in.move_cost.count()) return {WakeReason::busy_short};
+    return {};
+  }
+  // Returns: the verdict on the move the search proposes, to a CPU other
+  //   than the waking one, with in.move_cost that move's cost: test (c)
+  //   when that CPU is busy, else (d): tests (a) and (b) at its cost.
+  // Complexity: O(1). Thread-safety: pure.
+  static constexpr KeepVerdict after_search(const WakeOnCurrentInput& in, bool busy) noexcept {
+    if (busy) return keeps_from_busy(in);
+    return decide(in) ? KeepVerdict{WakeReason::costly_idle} : KeepVerdict{};
   }
 };
 static_assert(OnCurrentRule<CostGate>);

@@ -47,6 +47,10 @@ enum class WakeReason : std::uint8_t {
   idle_smt_sibling,   // an idle SMT sibling of prev in the target's LLC (kernel select_idle_smt)
   waker_blocks,       // CostGate (a): the waker sleeps before a move pays, the waking CPU, no search
   short_work,         // CostGate (b): the wakee's work is shorter than a move costs, the waking CPU
+  busy_short,         // CostGate (c): no idle CPU found and the wakee's run is shorter than a move:
+                      // the waking CPU, not the busy target
+  costly_idle,        // CostGate (d): the idle CPU found costs more to wake than the wakee waits on
+                      // the waking CPU: the waking CPU
 };
 
 constexpr const char* to_string(WakeReason r) noexcept {
@@ -66,6 +70,8 @@ constexpr const char* to_string(WakeReason r) noexcept {
     case WakeReason::idle_smt_sibling: return "idle_smt_sibling";
     case WakeReason::waker_blocks: return "waker_blocks";
     case WakeReason::short_work: return "short_work";
+    case WakeReason::busy_short: return "busy_short";
+    case WakeReason::costly_idle: return "costly_idle";
   }
   return "unknown";
 }

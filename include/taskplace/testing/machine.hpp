@@ -191,7 +191,9 @@ struct PlacementQuery {
 //      idle_prev: prev; idle_core: a whole idle core; idle_smt_sibling: a
 //      sibling of prev); target_busy and
 //      no_search return the target; current_cpu, a hand-off, and
-//      wake_on_current, waker_blocks and short_work the waking CPU.
+//      wake_on_current, waker_blocks and short_work the waking CPU;
+//      busy_short and costly_idle the waking CPU in place of the search's
+//      CPU (CostGate's tests after the search).
 //   P5 an idle target is never passed over: with the search on (and no
 //      hand-off, WakeOnCurrent pair or CostGate keep), an idle,
 //      allowed target not reserved against the wakee (under owner-only
@@ -299,6 +301,8 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
     case WakeReason::short_work:
       reason_ok = p.affine == AffineReason::cost_gate && p.cpu == waking && p.target == waking;
       break;
+    case WakeReason::busy_short:
+    case WakeReason::costly_idle: reason_ok = p.cpu == waking && p.affine != AffineReason::cost_gate; break;
   }
   if (p.reason == WakeReason::no_search && q.search_enabled) reason_ok = false;
   if (!reason_ok)
@@ -309,7 +313,7 @@ std::vector<Violation> check_placement(const T& t, const M& m, const F& allowed,
                            !(owner_only && is_reserved(p.target));
   const bool handed_off = p.reason == WakeReason::current_cpu;
   const bool kept_pair = p.reason == WakeReason::wake_on_current || p.reason == WakeReason::waker_blocks ||
-                         p.reason == WakeReason::short_work;
+                         p.reason == WakeReason::short_work || p.reason == WakeReason::costly_idle;
   if (q.search_enabled && target_free && p.reason != WakeReason::idle_target && !handed_off && !kept_pair)
     bad("P5", std::string("idle target ") + std::to_string(p.target) + " passed over: " +
                   to_string(p.reason));

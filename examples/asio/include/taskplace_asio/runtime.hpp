@@ -71,6 +71,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "taskplace/clock.hpp"
+#include "taskplace/tsc_clock.hpp"
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/kit/calibration.hpp"
 #include "taskplace/kit/idle.hpp"
@@ -499,7 +500,10 @@ class Runtime {
   taskplace::kit::Machine machine_;
   store_type store_;
   Options opts_;
-  taskplace::SteadyClock clock_;
+  // The process's TscClock (the TSC where it is invariant, steady_clock
+  // elsewhere), as the pool and the Boost.Fiber group: a policy that reads
+  // runs and sleeps reads it at every post and every handler's end.
+  taskplace::TscClock clock_ = taskplace::TscClock::process();
   std::unique_ptr<Worker[]> w_;
   std::atomic<std::int64_t> pending_{0};
   std::atomic<bool> stopping_{false};

@@ -287,6 +287,11 @@ class Group {
     // thread (Boost.Fiber hands such a wake-up to our thread's dispatcher
     // and loses who made it). A hint: a later one overwrites it.
     std::atomic<CpuId> remote_waker{taskplace::no_cpu};
+    // And that fiber's key (no_task for main or the dispatcher): the
+    // placer judges the wakee on its own run (WakePlacer::Wakeup::waker_key;
+    // the waker's state belongs to the other thread). A hint as well: the
+    // two may come from different wake-ups.
+    std::atomic<taskplace::TaskKey> remote_waker_key{taskplace::no_task};
     std::atomic<bool> registered{false};
     std::optional<typename balancer_type::state> idle;  // owner thread only
     // The worker's steals (kit::Stealer): its counts, and per level the
@@ -545,7 +550,12 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
       // remote waker's worker when notify() recorded it (any context of a
       // thread of this group, main and dispatcher included).
       const CpuId hint = g_->slots_[id_].remote_waker.exchange(taskplace::no_cpu, std::memory_order_relaxed);
-      if (hint < g_->worker_count()) waking = hint;
+      const taskplace::TaskKey hint_key =
+          g_->slots_[id_].remote_waker_key.exchange(taskplace::no_task, std::memory_order_relaxed);
+      if (hint < g_->worker_count()) {
+        waking = hint;
+        if (hint_key != reinterpret_cast<taskplace::TaskKey>(ctx)) waker_key = hint_key;
+      }
     } else if (active != ctx) {
       if (auto* p = base::get_properties(active)) {
         waker = &static_cast<properties_type*>(p)->task;
@@ -613,8 +623,14 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     detail::ThisWorker& waker = detail::this_worker;
     if (waker.algorithm != this) {  // not this thread's own shutdown notify
       waker.woke = true;
-      if (waker.group == static_cast<const void*>(g_) && waker.worker < g_->worker_count())
+      if (waker.group == static_cast<const void*>(g_) && waker.worker < g_->worker_count()) {
         g_->slots_[id_].remote_waker.store(waker.worker, std::memory_order_relaxed);
+        const context* active = context::active();
+        const bool fiber = active != nullptr && !active->is_context(type::pinned_context) &&
+                           !active->is_context(type::dispatcher_context);
+        g_->slots_[id_].remote_waker_key.store(fiber ? reinterpret_cast<taskplace::TaskKey>(active) : taskplace::no_task,
+                                               std::memory_order_relaxed);
+      }
     }
     g_->notify(id_);
   }

@@ -166,6 +166,10 @@ struct Costs {
   // stalled that long, and balancers pulling from the same CPU take the
   // lock in turn (Low 2013, RFC 3/3: "acquiring the rq locks can
   // potentially prevent other CPUs from running something useful").
+  // A puller that finds the lock held spins until the holders ahead of it
+  // let go, plus one line per hand-off (the lock's line moves from the
+  // releasing CPU to the next waiter, at their distance: the queued
+  // spinlock's lock word; qspinlock.c).
   // default 12: a dozen lines, 2.4 us across sockets. 0: no hold.
   std::uint32_t lock_lines = 12;
   // Cost per CPU looked at by a periodic balance (accounted, not charged).

@@ -105,21 +105,35 @@ auto Machine<T, W, B>::detach(CpuId src, std::uint32_t id) -> Task& {
 }
 
 // Effects: a newidle puller on `thief` takes src's run-queue lock at
-// `clock` (its own balance time, moved on): it waits until earlier pullers
-// have released the lock, holds it lock_lines cache lines at the two CPUs'
-// distance, and the task running on src makes no progress for that long (its segment, and its slice, end that much
-// later; a CPU switching tasks stalls in its switch the same way).
+// `clock` (its own balance time, moved on) and holds it lock_lines cache
+// lines at the two CPUs' distance; the task running on src makes no
+// progress for that long (its segment, and its slice, end that much later;
+// a CPU switching tasks stalls in its switch the same way). A lock held at
+// `clock` is a contended spinlock: the puller spins (busy, not idle) until
+// every holder ahead of it has let go, and each hand-off then moves the
+// lock's line from the releasing CPU to the next waiter, one line at their
+// distance, before that waiter holds it. So the k-th of k waiters queued
+// at once waits k holds and k hand-offs: the wait grows with the waiters.
 // Kernel analogue: load_balance's double_rq_lock of this_rq and busiest
 // around detach_tasks; busiest cannot schedule, and wake-ups onto it and
 // its tick spin, until the puller lets go (the model charges the running
-// task only: wake-ups onto src are not delayed).
+// task only: wake-ups onto src are not delayed). The hand-off: the
+// queued spinlock's waiters spin on their own node until the lock word,
+// written by the releasing CPU, reaches the queue's head (kernel:
+// qspinlock.c's MCS queue; the ticket locks of v2.6.25-v4.1 hand over the
+// same line, read by every waiter); a line's move costs line_llc,
+// line_other_llc or line_node (costs.hpp).
 template <taskplace::Topology T, class W, class B>
 void Machine<T, W, B>::lock_for_pull(CpuId thief, CpuId src, Nanoseconds& clock) {
   const Nanoseconds hold = cost_.line(thief, src) * costs_.lock_lines;
   if (hold.count() <= 0) return;
   Cpu& s = cpus_[src];
-  clock = std::max(clock, s.lock_free_at) + hold;
+  const Nanoseconds asked = clock;
+  if (clock < s.lock_free_at) clock = s.lock_free_at + cost_.line(s.lock_owner, thief);
+  if (measuring_) r_.lock_wait_time += clock - asked;
+  clock += hold;
   s.lock_free_at = clock;
+  s.lock_owner = thief;
   if (!runs_task(src) || s.in_step) return;
   account(src);
   start_segment_at(src, std::max(s.seg_start, now_) + hold, s.slice_end + hold);

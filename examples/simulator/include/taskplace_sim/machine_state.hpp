@@ -101,6 +101,7 @@ struct CpuRecord {
   // TaskHot keeps them.
   taskplace::TaskHotState hot{};
   Nanoseconds lock_free_at{0};       // when newidle pullers release its run-queue lock
+  CpuId lock_owner = 0;              // the last puller to hold it (its line is there)
   Nanoseconds idle_at{0};            // when it last went idle (WakeModel::runtime: spinning, then parked)
 };
 
