@@ -502,6 +502,14 @@ class Micro:
                                     for s in ("runtime", "sis", "current")]
                          for label, kind in [("the decision alone", "decide"),
                                              ("the decision and its run and sleep reports", "pair")]])
+        kit_rows = []
+        for label, st in [("bookkeeping and placement call (PrevCpu)", "prev"), ("Current", "current"),
+                          ("Runtime", "runtime")]:
+            k, o, kn, on = (self.get(f"kit {c} {st}", "instructions")
+                            for c in ("kit", "old", "kit_nollc", "old_nollc"))
+            kit_rows.append([label, fixed(k), fixed(o), ratio(k, o), fixed(kn), fixed(on), ratio(kn, on)])
+        kit = md_table(["policy set", "kit", "pool before the kit", "ratio", "kit, no LLC sample",
+                        "pool, no LLC sample", "ratio"], kit_rows)
         steady, tsc = self.get("BM_clock_steady", "cpu_ns"), self.get("BM_clock_tsc", "cpu_ns")
         clock = md_table(["clock", "ns a read"], [["`SteadyClock` (steady_clock)", fixed(steady, 1)],
                                                    ["`TscClock`", fixed(tsc, 1)]])
@@ -522,6 +530,10 @@ class Micro:
             "CostGate keeps it, SIS_CURRENT keeps it, Current moves it to the idle prev), the caller's "
             "building of its `Wakeup` included ([runtime.md](runtime.md#the-settled-pair-fast-path)):", "",
             pair, "",
+            "### The kit's bookkeeping against the pool's hand-written state", "",
+            "Instructions per wake-up, 12 workers in one LLC, one stream of wake-ups "
+            "([the kit against the pool before it](#the-kit-against-the-pool-before-it)):", "",
+            kit, "",
             "### Clock reads", "",
             "CPU ns per read, as the pool, the Boost.Fiber algorithm and the workloads' stamps read it:", "",
             clock])

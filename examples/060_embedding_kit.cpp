@@ -87,7 +87,7 @@ int main() {
                                  .wakee = &e.state, .wakee_key = store.key(job), .waking_cpu = waking,
                                  .prev_cpu = e.prev_cpu(), .sync = waker != 0,
                                  .wakee_load = kit::wakee_load<Placer>},
-                                machine.at(now), now);
+                                machine.at(now, topo), now);  // with the LLC's busy share (SIS_UTIL)
     queues[p.cpu].push(job);
   };
 

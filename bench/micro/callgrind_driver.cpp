@@ -19,12 +19,19 @@
 // reports around it).
 //   valgrind --tool=callgrind --toggle-collect=tp_place
 //     ./taskplace_callgrind_driver place half 224 100000
+//
+// `kit kit|old|kit_nollc|old_nollc current|runtime|prev N`: one wake-up's
+// bookkeeping (kit_cases.hpp: the task-state lookup, the placement, the
+// machine-state update) through the kit and through the pool's hand-written
+// state before the kit, each with and without the LLC sample (tp_kit_wake).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string_view>
 
 #include "cases.hpp"
+#include "kit_cases.hpp"
 #include "placer_cases.hpp"
 
 namespace {
@@ -106,6 +113,7 @@ __attribute__((noinline)) taskplace::CpuId tp_pair_runtime(bench::PairCase<taskp
                                                            std::uint32_t i) {
   return c(i).cpu;
 }
+
 }
 
 namespace {
@@ -189,11 +197,51 @@ static int place_main(int argc, char** argv) {
   return 0;
 }
 
+// One wake-up of a kit case, not inlined: its instructions are what
+// (Ir(N) - Ir(0)) / N counts (tp_kit_wake<...> for --toggle-collect).
+template <class Case>
+__attribute__((noinline)) taskplace::CpuId tp_kit_wake(Case& c, std::uint32_t i) {
+  return c(i);
+}
+template <class Case>
+static unsigned long kit_loop(long n) {
+  auto c = std::make_unique<Case>();  // its set-up (2 rings of the stream) counts in Ir(0) too
+  unsigned long sum = 0;
+  for (long i = 0; i < n; ++i) sum += tp_kit_wake(*c, static_cast<std::uint32_t>(i));
+  return sum + c->kicks;
+}
+template <class Traits>
+static unsigned long kit_run(std::string_view which, long n) {
+  namespace k = bench::kitcase;
+  if (which == "kit") return kit_loop<k::KitCase<Traits>>(n);
+  if (which == "old") return kit_loop<k::OldCase<Traits>>(n);
+  if (which == "kit_nollc") return kit_loop<k::KitCase<Traits, false>>(n);
+  return kit_loop<k::OldCase<Traits, false>>(n);
+}
+// `kit CASE current|runtime|prev N`: prev (traits::PrevCpu:
+// no affine step, no search) leaves the bookkeeping and the placement call
+// with the least decision.
+static int kit_main(int argc, char** argv) {
+  const std::string_view which = argc == 5 ? argv[2] : "", set = argc == 5 ? argv[3] : "";
+  if ((which != "kit" && which != "old" && which != "kit_nollc" && which != "old_nollc") ||
+      (set != "current" && set != "runtime" && set != "prev")) {
+    std::fprintf(stderr, "usage: %s kit kit|old|kit_nollc|old_nollc current|runtime|prev N\n", argv[0]);
+    return 2;
+  }
+  const long n = std::strtol(argv[4], nullptr, 10);
+  const unsigned long sum = set == "current"   ? kit_run<taskplace::traits::Current>(which, n)
+                            : set == "runtime" ? kit_run<taskplace::traits::Runtime>(which, n)
+                                               : kit_run<taskplace::traits::PrevCpu>(which, n);
+  std::printf("kit %s %s n=%ld sum=%lu\n", argv[2], argv[3], n, sum);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc >= 2 && (std::string_view{argv[1]} == "place" || std::string_view{argv[1]} == "place_sis"))
     return place_main(argc, argv);
   if (argc >= 2 && std::string_view{argv[1]} == "pair") return pair_main(argc, argv);
   if (argc >= 2 && std::string_view{argv[1]} == "decide") return decide_main(argc, argv);
+  if (argc >= 2 && std::string_view{argv[1]} == "kit") return kit_main(argc, argv);
   if (argc != 4) {
     std::fprintf(stderr,
                  "usage: %s flip_wide|newidle_gate|reservation policy|baseline N\n"

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -124,4 +125,51 @@ TEST_CASE("a wake-up from off the pool wakes from the wakee's last worker", "[ki
   STATIC_REQUIRE(off_pool_waking_cpu(3, 1, 4) == 3);                 // its prev: same_cpu, prev's LLC searched
   STATIC_REQUIRE(off_pool_waking_cpu(taskplace::no_cpu, 1, 4) == 1);  // never ran: the runtime's hint
   STATIC_REQUIRE(off_pool_waking_cpu(9, 7, 4) == 0);                  // neither valid: worker 0
+}
+
+TEST_CASE("over a topology, the machine samples each LLC's busy share once a period", "[kit][machine]") {
+  using namespace std::chrono_literals;
+  taskplace::UniformTopology topo{1, 2, 4, 1};  // LLC 0: workers 0-3, LLC 1: 4-7
+  Machine m{8};
+  for (taskplace::CpuId c : {0u, 1u, 2u}) m.running(c);
+  m.queued(4);  // a queued task counts as busy, as in the kernel's nr_running
+  const auto t0 = Nanoseconds{1'000'000};
+  CHECK(m.at(t0, topo, 4ms).llc_utilization_pct(3) == 75);
+  CHECK(m.at(t0, topo, 4ms).llc_utilization_pct(6) == 25);
+  m.stopped(0);
+  m.stopped(1);
+  // Within the period every worker of the LLC reads the sample ...
+  CHECK(m.at(t0 + 3ms, topo, 4ms).llc_utilization_pct(1) == 75);
+  // ... and a period later a new one.
+  CHECK(m.at(t0 + 4ms, topo, 4ms).llc_utilization_pct(1) == 25);
+  // Without a topology the view has no LLC input (the search's budget is
+  // then the whole LLC).
+  STATIC_REQUIRE(!taskplace::HasLlcUtilization<Machine::At>);
+  STATIC_REQUIRE(taskplace::HasLlcUtilization<Machine::AtLlc<taskplace::UniformTopology>>);
+}
+
+TEST_CASE("a busy LLC's sample stops the idle search (SIS_UTIL)", "[kit][machine]") {
+  using namespace std::chrono_literals;
+  using Placer = taskplace::WakePlacer<taskplace::UniformTopology, taskplace::traits::Current>;
+  taskplace::UniformTopology topo{1, 1, 8, 1};  // one LLC of 8 cores
+  Placer placer{topo};
+  Machine m{8};
+  for (taskplace::CpuId c = 0; c < 8; ++c) m.running(c);
+  const Nanoseconds t0{1'000'000};
+  CHECK(m.at(t0, topo, 4ms).llc_utilization_pct(0) == 100);  // sampled: all busy
+  m.stopped(6);
+  Placer::task_state a{}, b{};
+  const Placer::Wakeup w{.wakee = &a, .wakee_key = 1, .waking_cpu = 0, .prev_cpu = 1,
+                         .wakee_load = taskplace::kit::wakee_load<Placer>};
+  // kernel select_idle_cpu(): SIS_UTIL's budget for a fully busy LLC is
+  // no scan; without the input the walk finds worker 6.
+  const auto with = placer.place(w, m.at(t0 + 1ms, topo, 4ms), t0 + 1ms);
+  CHECK(with.scanned == 0);
+  CHECK(with.cpu != 6);
+  auto w2 = w;
+  w2.wakee = &b;
+  w2.wakee_key = 2;
+  const auto without = placer.place(w2, m.at(t0 + 1ms), t0 + 1ms);
+  CHECK(without.cpu == 6);
+  CHECK(without.scanned > 0);
 }

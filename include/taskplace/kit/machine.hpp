@@ -22,21 +22,24 @@
 //
 //   taskplace::kit::Machine m{workers, taskplace::kit::costs_of(calibrate())};
 //   m.queued(c);  ... m.running(c); ... m.stopped(c); m.parked(c);
-//   placer.place(wakeup, m.at(now), now);
+//   placer.place(wakeup, m.at(now, topology), now);
 //   balancer.balance(c, st, pull, clock, m.overload());
 #pragma once
 
 #include "taskplace/detail/config.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <ranges>
 #include <stdexcept>
 
 #include "taskplace/concepts.hpp"
 #include "taskplace/detail/assert.hpp"
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/placer/cost_gate.hpp"
+#include "taskplace/placer/llc_utilization.hpp"
 #include "taskplace/placer/wake_affine.hpp"
 #include "taskplace/types.hpp"
 
@@ -90,21 +93,24 @@ class Machine {
   // Returns: whether this call set the flag (the runtime may then kick a
   //   parked worker to steal, kernel nohz_balancer_kick).
   bool queued(CpuId c) noexcept {
-    at(c).queued.fetch_add(1, std::memory_order_seq_cst);
-    return note_queued(c);
+    Counters& k = at(c);  // once: each at() checks c again
+    k.queued.fetch_add(1, std::memory_order_seq_cst);
+    if (overloaded_.load(std::memory_order_relaxed) || !gives(k)) return false;
+    return !overloaded_.exchange(true, std::memory_order_relaxed);
   }
   // Effects: a task left c's queue (to run there, or stolen).
   void dequeued(CpuId c) noexcept { at(c).queued.fetch_sub(1, std::memory_order_relaxed); }
   // Effects: c starts / stops running a task. Owner only: plain stores.
   void running(CpuId c) noexcept {
-    at(c).running.store(1, std::memory_order_relaxed);
-    set_idle(c, IdleState::busy);
+    Counters& k = at(c);
+    k.running.store(1, std::memory_order_relaxed);
+    set_idle(k, IdleState::busy);
   }
   void stopped(CpuId c) noexcept { at(c).running.store(0, std::memory_order_relaxed); }
   // Effects: c, with nothing to run, spins / parks / stops waiting.
-  void spinning(CpuId c) noexcept { set_idle(c, IdleState::spinning); }
-  void parked(CpuId c) noexcept { set_idle(c, IdleState::parked); }
-  void awake(CpuId c) noexcept { set_idle(c, IdleState::busy); }
+  void spinning(CpuId c) noexcept { set_idle(at(c), IdleState::spinning); }
+  void parked(CpuId c) noexcept { set_idle(at(c), IdleState::parked); }
+  void awake(CpuId c) noexcept { set_idle(at(c), IdleState::busy); }
   // Effects: c lost its CPU to other threads: it is not idle for the
   //   placer until `until` (kernel: vcpu_is_preempted()).
   void preempted_until(CpuId c, Nanoseconds until) noexcept {
@@ -142,10 +148,7 @@ class Machine {
   Nanoseconds crossing_cost() const noexcept { return costs_.crossing; }
   // Returns: whether a thief could take a task from c (kernel: a busiest
   //   queue holds two or more tasks, one of them queued).
-  bool can_give(CpuId c) const noexcept {
-    const std::uint32_t q = queued_on(c);
-    return q > 0 && q + at(c).running.load(std::memory_order_relaxed) >= 2;
-  }
+  bool can_give(CpuId c) const noexcept { return gives(at(c)); }
 
   // --- the overload flag (kernel: the root domain's overload) -------------
   // Returns: Overload::some while the flag is set, none otherwise; pass it
@@ -168,18 +171,52 @@ class Machine {
    public:
     At(const Machine& m, Nanoseconds now) noexcept : m_(&m), now_(now.count()) {}
     bool is_idle(CpuId c) const noexcept {
-      return m_->is_idle(c) && m_->at(c).preempted_until.load(std::memory_order_relaxed) <= now_;
+      const Counters& k = m_->at(c);
+      return k.running.load(std::memory_order_relaxed) + k.queued.load(std::memory_order_relaxed) == 0 &&
+             k.preempted_until.load(std::memory_order_relaxed) <= now_;
     }
     std::uint32_t nr_running(CpuId c) const noexcept { return m_->nr_running(c); }
     std::uint64_t load(CpuId c) const noexcept { return m_->load(c); }
     Nanoseconds wake_cost(CpuId c) const noexcept { return m_->wake_cost(c); }
     Nanoseconds crossing_cost() const noexcept { return m_->crossing_cost(); }
 
-   private:
+   protected:
     const Machine* m_;
     std::int64_t now_;
   };
   At at(Nanoseconds now) const noexcept { return At{*this, now}; }
+
+  // The machine at one time over a topology: At's answers and the busy
+  // share of a worker's LLC (MachineState's llc_utilization_pct, SIS_UTIL's
+  // input: the idle search scans less of a busy LLC), sampled at most once
+  // a `period` for each LLC (LlcUtilizationSample, kept on the LLC's first
+  // worker; kernel: the LLC's nr_idle_scan, which the periodic balance
+  // writes). Without it (at(now)) the placer scans as if the LLC were
+  // idle: on a loaded LLC, every wake-up walks it all.
+  // Precondition: the topology's CPUs are the machine's workers.
+  template <Topology Topo>
+  class AtLlc : public At {
+   public:
+    AtLlc(const Machine& m, const Topo& t, Nanoseconds now, SaturatingNanoseconds period) noexcept
+        : At(m, now), topo_(&t), period_(period) {}
+    std::uint32_t llc_utilization_pct(CpuId c) const {
+      const auto llc = topo_->llc_cpus(c);
+      if (std::ranges::empty(llc)) return 0;
+      return this->m_->sample(static_cast<CpuId>(*std::ranges::begin(llc)))
+          .read(llc, [this](CpuId x) { return !this->is_idle(x); }, Nanoseconds{this->now_}, period_);
+    }
+
+   private:
+    const Topo* topo_;
+    SaturatingNanoseconds period_;
+  };
+  // `period`: how old a sample may be (the runtime's tick; 4 ms, the
+  // kernel's at HZ=250).
+  template <Topology Topo>
+  AtLlc<Topo> at(Nanoseconds now, const Topo& topo,
+                 SaturatingNanoseconds period = std::chrono::milliseconds{4}) const noexcept {
+    return AtLlc<Topo>{*this, topo, now, period};
+  }
 
  private:
   struct alignas(64) Counters {
@@ -187,7 +224,11 @@ class Machine {
     std::atomic<std::uint32_t> running{0};
     std::atomic<std::uint8_t> idle{static_cast<std::uint8_t>(IdleState::busy)};
     std::atomic<std::int64_t> preempted_until{INT64_MIN};
+    // Its LLC's busy share, on the LLC's first worker (AtLlc); a line of
+    // its own, written once a period.
+    mutable LlcUtilizationSample llc;
   };
+  LlcUtilizationSample& sample(CpuId c) const noexcept { return at(c).llc; }
   Counters& at(CpuId c) noexcept {
     TASKPLACE_EXPECTS(c < n_, "worker must be < worker_count()");
     return w_[c < n_ ? c : 0];
@@ -196,15 +237,15 @@ class Machine {
     TASKPLACE_EXPECTS(c < n_, "worker must be < worker_count()");
     return w_[c < n_ ? c : 0];
   }
-  void set_idle(CpuId c, IdleState s) noexcept {
-    auto& a = at(c).idle;
+  static bool gives(const Counters& k) noexcept {
+    const std::uint32_t q = k.queued.load(std::memory_order_relaxed);
+    return q > 0 && q + k.running.load(std::memory_order_relaxed) >= 2;
+  }
+  static void set_idle(Counters& k, IdleState s) noexcept {
+    auto& a = k.idle;
     // Read before written: a worker that stays busy keeps its line shared.
     if (a.load(std::memory_order_relaxed) != static_cast<std::uint8_t>(s))
       a.store(static_cast<std::uint8_t>(s), std::memory_order_relaxed);
-  }
-  bool note_queued(CpuId c) noexcept {
-    if (overloaded_.load(std::memory_order_relaxed) || !can_give(c)) return false;
-    return !overloaded_.exchange(true, std::memory_order_relaxed);
   }
 
   std::uint32_t n_;
@@ -236,5 +277,6 @@ inline constexpr std::uint64_t wakee_load = runnable_only_wakee_load<typename Pl
 
 static_assert(MachineState<Machine> && MachineState<Machine::At>);
 static_assert(HasWakeCost<Machine::At> && HasCrossingCost<Machine::At>);
+static_assert(!HasLlcUtilization<Machine::At>);
 
 }  // namespace taskplace::kit

@@ -122,7 +122,8 @@ class TaskStore {
   //   has one for another id (a reused handle). No lock, no RMW.
   Entry* find(H h, std::uint64_t id) const noexcept {
     const std::uintptr_t k = raw(h);
-    Entry* e = shard(k).lookup(k);
+    const std::uint64_t m = mix(k);
+    Entry* e = shard_of(m).lookup(k, m);
     return e != nullptr && e->id_.load(std::memory_order_acquire) == id ? e : nullptr;
   }
 
@@ -132,23 +133,21 @@ class TaskStore {
   // Throws: std::bad_alloc (the store is unchanged).
   Entry& get(H h, std::uint64_t id) {
     const std::uintptr_t k = raw(h);
-    Shard& s = shard(k);
-    if (Entry* e = s.lookup(k); e != nullptr && e->id_.load(std::memory_order_acquire) == id) return *e;
-    std::lock_guard lk(s.m);
-    if (Entry* e = s.lookup(k)) {
-      if (e->id_.load(std::memory_order_relaxed) != id) reset(*e, id);
+    const std::uint64_t m = mix(k);
+    Shard& s = shard_of(m);
+    if (Entry* e = s.lookup(k, m); e != nullptr && e->id_.load(std::memory_order_acquire) == id) [[likely]]
       return *e;
-    }
-    return *s.insert(k, id);
+    return make(s, k, m, id);
   }
 
   // Effects: forgets the task (h, id), its entry free for another task.
   // Returns: whether it was there (a handle held by another id is left).
   bool erase(H h, std::uint64_t id) noexcept {
     const std::uintptr_t k = raw(h);
-    Shard& s = shard(k);
+    const std::uint64_t m = mix(k);
+    Shard& s = shard_of(m);
     std::lock_guard lk(s.m);
-    return s.remove(k, id);
+    return s.remove(k, m, id);
   }
 
   // Returns: how many tasks the store holds (a snapshot).
@@ -169,13 +168,24 @@ class TaskStore {
     TASKPLACE_EXPECTS(v < UINTPTR_MAX - 1, "a TaskStore handle must be below UINTPTR_MAX - 1");
     return v + 2;  // never empty or erased
   }
-  // A 64-bit mix (splitmix64's finaliser): pointers differ in their low bits.
+  // The hash of a key: one multiply by 2^64 / golden ratio (Fibonacci
+  // hashing), its high half folded onto its low half, so that pointers,
+  // which differ in their middle bits, spread over the shards (low bits)
+  // and the slots (bits 8 and up). Computed once a lookup: the shard and
+  // the probe both read it.
   static std::uint64_t mix(std::uint64_t x) noexcept {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    x *= 0x9e3779b97f4a7c15ULL;
+    return x ^ (x >> 32);
+  }
+
+  // get()'s slow path, apart so that a hit's path stays a leaf's.
+  TASKPLACE_NOINLINE Entry& make(auto& s, std::uintptr_t k, std::uint64_t m, std::uint64_t id) {
+    std::lock_guard lk(s.m);
+    if (Entry* e = s.lookup(k, m)) {
+      if (e->id_.load(std::memory_order_relaxed) != id) reset(*e, id);
+      return *e;
+    }
+    return *s.insert(k, m, id);
   }
 
   static void reset(Entry& e, std::uint64_t id) noexcept {
@@ -203,10 +213,13 @@ class TaskStore {
     std::vector<std::unique_ptr<Entry[]>> chunks;
     std::vector<Entry*> free;
 
-    Entry* lookup(std::uintptr_t k) const noexcept {
+    // `hash`: mix(k), as for every function of the shard that takes a key.
+    Entry* lookup(std::uintptr_t k, std::uint64_t hash) const noexcept {
       const Table* t = table.load(std::memory_order_acquire);
-      for (std::size_t i = mix(k) >> 8;; ++i) {
-        const Slot& s = t->slots[i & t->mask];
+      const Slot* slots = t->slots.get();
+      const std::size_t mask = t->mask;  // read once: the key's acquire load would reload them
+      for (std::size_t i = hash >> 8;; ++i) {
+        const Slot& s = slots[i & mask];
         const std::uintptr_t x = s.key.load(std::memory_order_acquire);
         if (x == k) return s.entry.load(std::memory_order_relaxed);
         if (x == empty) return nullptr;
@@ -215,7 +228,7 @@ class TaskStore {
     // Effects: a fresh entry for (k, id), reset before its key is
     //   published, so that no reader sees it with an old task's id.
     // Precondition: m held, k absent.
-    Entry* insert(std::uintptr_t k, std::uint64_t id) {
+    Entry* insert(std::uintptr_t k, std::uint64_t hash, std::uint64_t id) {
       Table* t = table.load(std::memory_order_relaxed);
       if ((used + 1) * 4 > (t->mask + 1) * 3) t = grow((live.load(std::memory_order_relaxed) + 1) * 4);
       if (free.empty()) {
@@ -227,13 +240,13 @@ class TaskStore {
       Entry* e = free.back();
       free.pop_back();
       reset(*e, id);
-      place(*t, k, e);
+      place(*t, k, hash, e);
       ++used;
       live.fetch_add(1, std::memory_order_relaxed);
       return e;
     }
-    static void place(Table& t, std::uintptr_t k, Entry* e) noexcept {
-      for (std::size_t i = mix(k) >> 8;; ++i) {
+    static void place(Table& t, std::uintptr_t k, std::uint64_t hash, Entry* e) noexcept {
+      for (std::size_t i = hash >> 8;; ++i) {
         Slot& s = t.slots[i & t.mask];
         if (s.key.load(std::memory_order_relaxed) <= erased) {
           s.entry.store(e, std::memory_order_relaxed);
@@ -243,9 +256,9 @@ class TaskStore {
       }
     }
     // Precondition: m held.
-    bool remove(std::uintptr_t k, std::uint64_t id) noexcept {
+    bool remove(std::uintptr_t k, std::uint64_t hash, std::uint64_t id) noexcept {
       Table* t = table.load(std::memory_order_relaxed);
-      for (std::size_t i = mix(k) >> 8;; ++i) {
+      for (std::size_t i = hash >> 8;; ++i) {
         Slot& s = t->slots[i & t->mask];
         const std::uintptr_t x = s.key.load(std::memory_order_relaxed);
         if (x == empty) return false;
@@ -267,7 +280,7 @@ class TaskStore {
       if (Table* old = table.load(std::memory_order_relaxed)) {
         for (std::size_t i = 0; i <= old->mask; ++i) {
           const std::uintptr_t x = old->slots[i].key.load(std::memory_order_relaxed);
-          if (x > erased) place(*fresh, x, old->slots[i].entry.load(std::memory_order_relaxed));
+          if (x > erased) place(*fresh, x, mix(x), old->slots[i].entry.load(std::memory_order_relaxed));
         }
       }
       used = live.load(std::memory_order_relaxed);
@@ -277,7 +290,7 @@ class TaskStore {
     }
   };
 
-  Shard& shard(std::uintptr_t k) const noexcept { return shards_[mix(k) & mask_]; }
+  Shard& shard_of(std::uint64_t m) const noexcept { return shards_[m & mask_]; }
 
   std::unique_ptr<Shard[]> shards_;
   std::uint32_t mask_ = 0;

@@ -7,16 +7,22 @@
 //   taskplace_asio::Channel<int, Rt> ch{rt};
 //   ch.async_receive(&consumer, [](int v) { ... });  // once per value wanted
 //   ch.send(42);                                     // from a handler or off the pool
+//   int v = co_await ch.async_receive(boost::asio::use_awaitable);  // in a coroutine
 //
 // Kernel analogue: a pipe's write waking the reader blocked in read().
 #pragma once
 
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <utility>
 
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+
+#include "taskplace_asio/executor.hpp"
 #include "taskplace_asio/queue.hpp"
 
 namespace taskplace_asio {
@@ -57,6 +63,25 @@ class Channel {
     values_.pop_front();
     lk.unlock();
     rt_->post(task, [h = std::move(h), x = std::move(v)]() mutable { h(std::move(x)); });
+  }
+  // Effects: as async_receive(task, h), for an Asio completion token
+  //   (use_awaitable: `co_await ch.async_receive(use_awaitable)`; a
+  //   handler; bind_executor(ex, h)). The task woken is the one the
+  //   handler's associated executor names (a TaskExecutor, or an
+  //   any_io_executor holding one: a coroutine co_spawned on it), else the
+  //   task whose handler calls, else the channel's own.
+  template <class Token>
+  auto async_receive(Token&& token) {
+    return boost::asio::async_initiate<Token, void(T)>(
+        [this](auto handler) {
+          Task task = task_of<Rt>(boost::asio::get_associated_executor(handler));
+          if (task == nullptr) task = rt_->current_task();
+          if (task == nullptr) task = this;
+          // handler_type is copyable; the handler (a coroutine's) may not be.
+          auto h = std::make_shared<decltype(handler)>(std::move(handler));
+          async_receive(task, [h](T v) { std::move (*h)(std::move(v)); });
+        },
+        token);
   }
   std::size_t queued() const {
     std::lock_guard lk(m_);

@@ -191,7 +191,15 @@ class Runtime {
   }
   // Effects: forgets `task`'s placement state (call when it ends; a task
   //   never posted again may leave it, at a few dozen bytes).
-  void finished(Task task) { store_.erase(task, 0); }
+  void finished(Task task) {
+    if (tl_.rt == this && tl_.task == task) tl_.entry = nullptr;  // its posts: no waker state
+    store_.erase(task, 0);
+  }
+  // Effects: one unit of work outstanding (an operation in flight that
+  //   will post: join() waits for it as for a pending handler) / done.
+  //   TaskExecutor's outstanding_work.tracked counts through these.
+  void work_started() noexcept { pending_.fetch_add(1); }
+  void work_finished() noexcept { done_one(); }
 
   // Effects: see the class comment. Not from a worker.
   void join() {
@@ -232,31 +240,37 @@ class Runtime {
     std::atomic<std::uint64_t> handlers{0}, migrations{0};
     std::thread thread;
   };
-  struct Current {
-    const Runtime* rt = nullptr;
-    CpuId worker = 0;
-    Task task = nullptr;
-  };
   // A task's entry in the store (sleeps.hpp).
   using TaskState = detail::TaskState<typename placer_type::task_state, reports_sleeps>;
   using store_type = taskplace::kit::TaskStore<TaskState, Task>;
   using entry_type = typename store_type::Entry;
   static auto lock(entry_type& e) noexcept { return detail::lock_task(e.state); }
+  // This thread's place: the runtime and worker it is, and the task whose
+  // handler runs with its entry, looked up once as the handler starts (the
+  // waker of the handler's posts: one store lookup a wake-up, the wakee's).
+  struct Current {
+    const Runtime* rt = nullptr;
+    CpuId worker = 0;
+    Task task = nullptr;
+    entry_type* entry = nullptr;
+  };
 
-  // The placer's machine state at one time: the kit's counters, and each
+  // The placer's machine state at one time: the kit's counters with each
+  // LLC's busy share (SIS_UTIL's input, sampled once a tick), and each
   // worker's reservation (MachineState O3; kit::SleepSlot: empty, and
   // never read, without a reservation policy).
   class MachineView {
    public:
-    MachineView(const Runtime& rt, Nanoseconds now) noexcept : at_(rt.machine_.at(now)), rt_(&rt) {}
+    MachineView(const Runtime& rt, Nanoseconds now) noexcept : at_(rt.machine_.at(now, rt.topo_)), rt_(&rt) {}
     bool is_idle(CpuId c) const noexcept { return at_.is_idle(c); }
     std::uint32_t nr_running(CpuId c) const noexcept { return at_.nr_running(c); }
     std::uint64_t load(CpuId c) const noexcept { return at_.load(c); }
+    std::uint32_t llc_utilization_pct(CpuId c) const { return at_.llc_utilization_pct(c); }
     Nanoseconds wake_cost(CpuId c) const noexcept { return at_.wake_cost(c); }
     auto reservation(CpuId c) const noexcept { return rt_->w_[c].sleeps.reservation(); }
 
    private:
-    taskplace::kit::Machine::At at_;
+    taskplace::kit::Machine::AtLlc<taskplace::TableTopology> at_;
     const Runtime* rt_;
   };
 
@@ -290,8 +304,8 @@ class Runtime {
                                    .prev_cpu = e.prev_cpu(), .wakee_load = taskplace::kit::wakee_load<placer_type>};
     if (tl_.rt == this) {
       w.waking_cpu = tl_.worker;
-      if (tl_.task != nullptr) {
-        w.waker = &store_.get(tl_.task, 0).state.placement;
+      if (tl_.entry != nullptr) {
+        w.waker = &tl_.entry->state.placement;
         w.waker_key = store_type::key(tl_.task);
         w.sync = sync;
       }
@@ -341,6 +355,7 @@ class Runtime {
       placer_.task_runs(e.state.placement, started);
     }
     tl_.task = x->task;
+    tl_.entry = &e;
     try {
       x->run();
     } catch (...) {
@@ -351,6 +366,7 @@ class Runtime {
       request_stop();
     }
     tl_.task = nullptr;
+    tl_.entry = nullptr;
     if constexpr (reports_sleeps)
       if (!x->own) report_end(me, x->task, started);
     if (x->own) store_.erase(x->task, 0);
