@@ -189,6 +189,44 @@ TEST_CASE("no lost wake-up: 10^6 handlers in ping-pong chains across the io_cont
   SECTION("2 chains, not sync, the default set") { ping_pong<Rt>(2, false); }
 }
 
+TEST_CASE("traits::Runtime weighs a move at the runtime's measured crossing cost") {
+  // Two tasks hand a token back and forth, each hop 2 us of work, wake
+  // costs 0 (Options::costs), so the move cost is the crossing cost alone.
+  // At 1 ms a hop's run is short (test b: 2 us < 1 ms) and the pair stays
+  // on one worker; at 1 ns no hop is short, and the kernel's steps move
+  // hops to the idle worker. The machine view must hand the runtime's
+  // figure on (without it the gate reads tunables::crossing_cost, 250 ns,
+  // below a hop: the pair would split at 1 ms too).
+  Watchdog dog{60s, "crossing cost"};
+  const auto remote = [](std::chrono::nanoseconds crossing) {
+    taskplace_asio::Options o;
+    o.idle_spin = 0ns;
+    o.costs = taskplace::kit::WakeCosts{.spinning = 0ns, .parked = 0ns, .crossing = crossing};
+    Rt rt{2, o};
+    constexpr int hops = 4'000;
+    std::atomic<int> left{hops};
+    int a = 0, b = 0;
+    struct Hop {
+      Rt* rt;
+      std::atomic<int>* left;
+      const void* to;
+      const void* other;
+      void operator()() const {
+        const auto until = std::chrono::steady_clock::now() + 2us;
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        if (left->fetch_sub(1) == 1) return;
+        rt->post(other, Hop{rt, left, other, to});
+      }
+    };
+    rt.post(&a, Hop{&rt, &left, &a, &b});
+    rt.join();
+    return rt.stats().remote;
+  };
+  CHECK(remote(1ms) < 40u);  // the first hops, before a run is measured
+  CHECK(remote(1ns) > 400u);  // a tenth of the hops and more
+}
+
 TEST_CASE("join runs every pending handler; stop destroys the queued ones unrun") {
   Watchdog dog{30s, "shutdown"};
   std::atomic<int> ran{0}, destroyed{0};

@@ -256,7 +256,8 @@ class Runtime {
   };
 
   // The placer's machine state at one time: the kit's counters with each
-  // LLC's busy share (SIS_UTIL's input, sampled once a tick), and each
+  // LLC's busy share (SIS_UTIL's input, sampled once a tick), the measured
+  // costs (MachineState O5, O6: traits::Runtime's move cost), and each
   // worker's reservation (MachineState O3; kit::SleepSlot: empty, and
   // never read, without a reservation policy).
   class MachineView {
@@ -267,6 +268,7 @@ class Runtime {
     std::uint64_t load(CpuId c) const noexcept { return at_.load(c); }
     std::uint32_t llc_utilization_pct(CpuId c) const { return at_.llc_utilization_pct(c); }
     Nanoseconds wake_cost(CpuId c) const noexcept { return at_.wake_cost(c); }
+    Nanoseconds crossing_cost() const noexcept { return at_.crossing_cost(); }
     auto reservation(CpuId c) const noexcept { return rt_->w_[c].sleeps.reservation(); }
 
    private:
