@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "taskplace/placer/idle_group_2013.hpp"
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/topology/uniform.hpp"
 #include "taskplace/wake_placer.hpp"
 #include "taskplace_sim/machine.hpp"
 #include "taskplace_sim/machine_spec.hpp"
-#include "taskplace_sim/search_2013.hpp"
 #include "taskplace_sim/table.hpp"
 #include "taskplace_sim/workloads.hpp"
 
@@ -36,7 +36,7 @@ namespace cfg {
 struct Base2013 : taskplace::DefaultWakeTraits {
   using Flips = taskplace::FlipCounter<taskplace::flip_decay::Wipe2013>;
   using Wide = taskplace::wide::Never;
-  using Search = SiblingSearch2013;
+  using Search = taskplace::sis_walk::IdleGroup2013;
 };
 // v3.12 (Wang 2013's smart): Wang's one-sided rule on the same kernel.
 struct Smart2013 : Base2013 {
@@ -223,7 +223,7 @@ inline Table pgbench(Options o) {
   // The source's 22 MB change at 16-32 clients: +19.8, +25.9, +25.7%, mean +23.8%.
   t.verdict = detail::verdict(gains, 1.238, 0.03, lows);
   t.summaries.push_back({"Wang 2013 pgbench", t.seed_headline, t.sim_headline, t.verdict});
-  t.notes.push_back("base-3.10 = wide::Never + WakeAffine + the v3.10 idle-sibling search (SiblingSearch2013); smart-3.12 = the same with the wide::OneSided2013 wide rule");
+  t.notes.push_back("base-3.10 = wide::Never + WakeAffine + the v3.10 idle-sibling search (sis_walk::IdleGroup2013); smart-3.12 = the same with the wide::OneSided2013 wide rule");
   return t;
 }
 
