@@ -521,65 +521,60 @@ int cross_thread_pushes(G& group, std::atomic<taskplace::TaskKey>& consumer,
 
 // --- The waking CPU of a cross-thread wake-up by a main context ----------
 
-namespace remote_hint {
+namespace remote {
+// The wake-ups of `consumer` placed through worker 1's dispatcher, by
+// (waker, waking CPU).
 std::mutex m;
-std::map<taskplace::CpuId, int> waking;  // waking CPU -> wake-ups of `consumer` through the dispatcher
+std::map<std::pair<taskplace::TaskKey, taskplace::CpuId>, int> seen;  // guarded by m
 std::atomic<taskplace::TaskKey> consumer{taskplace::no_task};
 struct Hook {
   void operator()(const taskplace::WakeEvent& e) const {
-    if (e.wakee != consumer.load() || e.waker != taskplace::no_task) return;
+    if (e.wakee != consumer.load()) return;
     std::lock_guard lk(m);
-    ++waking[e.waking_cpu];
+    ++seen[{e.waker, e.waking_cpu}];
   }
 };
 struct Traits : taskplace::traits::PrevCpu {
-  using Hook = remote_hint::Hook;
+  using Hook = remote::Hook;
 };
 using Group = taskplace_fiber::Group<Traits>;
-}  // namespace remote_hint
+void reset() {
+  std::lock_guard lk(m);
+  seen.clear();
+}
+int count(taskplace::TaskKey waker, taskplace::CpuId waking) {
+  std::lock_guard lk(m);
+  const auto it = seen.find({waker, waking});
+  return it == seen.end() ? 0 : it->second;
+}
+}  // namespace remote
 
 BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_main_context_names_the_wakers_worker) {
   // The producer is worker 0's main context, which has no last worker of
   // its own.
-  remote_hint::Group group{2};
-  BOOST_TEST(cross_thread_pushes(group, remote_hint::consumer) == 500);
-  std::lock_guard lk(remote_hint::m);
-  // Every wake-up of the consumer from the other thread came from worker 0.
-  BOOST_TEST(remote_hint::waking[0] > 0);
-  BOOST_TEST(remote_hint::waking[1] == 0);
+  remote::reset();
+  remote::Group group{2};
+  BOOST_TEST(cross_thread_pushes(group, remote::consumer) == 500);
+  // Every wake-up of the consumer from the other thread came from worker 0,
+  // with no waker task (a main context).
+  BOOST_TEST(remote::count(taskplace::no_task, 0) > 0);
+  BOOST_TEST(remote::count(taskplace::no_task, 1) == 0);
 }
-
-namespace remote_key {
-std::mutex m;
-std::map<taskplace::TaskKey, int> wakers;  // wakers of `consumer` seen through the dispatcher
-std::atomic<taskplace::TaskKey> consumer{taskplace::no_task};
-struct Hook {
-  void operator()(const taskplace::WakeEvent& e) const {
-    if (e.wakee != consumer.load() || e.waking_cpu != 0) return;
-    std::lock_guard lk(m);
-    ++wakers[e.waker];
-  }
-};
-struct Traits : taskplace::traits::PrevCpu {
-  using Hook = remote_key::Hook;
-};
-using Group = taskplace_fiber::Group<Traits>;
-}  // namespace remote_key
 
 BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_fiber_names_the_waking_fiber) {
   // The producer is a fiber of worker 0: Boost.Fiber hands each wake-up to
   // worker 1's dispatcher, and the placement names the producer (its key;
   // its state stays with worker 0).
-  remote_key::Group group{2};
+  remote::reset();
+  remote::Group group{2};
   std::atomic<taskplace::TaskKey> producer{taskplace::no_task};
-  BOOST_TEST(cross_thread_pushes(group, remote_key::consumer, [&] {
+  BOOST_TEST(cross_thread_pushes(group, remote::consumer, [&] {
                producer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active());
              }) == 500);
-  std::lock_guard lk(remote_key::m);
   // PrevCpu keeps the consumer on worker 1: every wake-up of it by the
   // producer crosses threads, and each named the producer.
-  BOOST_TEST(remote_key::wakers[producer.load()] > 0);
-  BOOST_TEST(remote_key::wakers.count(taskplace::no_task) == 0u);
+  BOOST_TEST(remote::count(producer.load(), 0) > 0);
+  BOOST_TEST(remote::count(taskplace::no_task, 0) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(runtime_brings_a_ping_pong_pair_split_across_threads_onto_one_worker) {
