@@ -224,7 +224,12 @@ TEST_CASE("traits::Runtime weighs a move at the runtime's measured crossing cost
     return rt.stats().remote;
   };
   CHECK(remote(1ms) < 40u);  // the first hops, before a run is measured
+#ifndef TP_ASIO_TSAN
+  // The contrast: at 1 ns the kernel's steps decide, and move hops. Not
+  // under ThreadSanitizer, whose slower hops change what the kernel's
+  // steps see (there they kept every hop, 0 of 4,000 remote).
   CHECK(remote(1ns) > 400u);  // a tenth of the hops and more
+#endif
 }
 
 TEST_CASE("join runs every pending handler; stop destroys the queued ones unrun") {
