@@ -189,10 +189,12 @@ class WakePlacer {
     // flips, so it is asked first, and a kept wake-up is committed at once,
     // without the copies the full decision makes; the same decision, state
     // and counts as the steps below (tests/property/fast_path.test.cpp).
+    // The kept branch is marked likely: the call to the full decision is
+    // then laid out of line, and the fast path keeps its frame small.
     if constexpr (fast_gate) {
       if (by_a_task(w) && !w.current_cpu && allowed(waking)) {
         const KeepVerdict v = on_current_rule::decide(gate_input(w, machine, waking, prev));
-        if (v) return keep_on_waking(w, waking, prev, v.reason, now);
+        if (v) [[likely]] return keep_on_waking(w, waking, prev, v.reason, now);
       }
       return place_out_of_line(w, machine, now, allowed, waking, prev);
     } else {
