@@ -75,7 +75,13 @@ inline constexpr bool reads_costs = taskplace::detail::reads_costs<typename Plac
 // from whoever queues onto it (queued) and from its own thread (the rest).
 // Load unit: 1024 per runnable task (a nice-0 weight), sleepers excluded,
 // so the placer's wakee_load is runnable_only_wakee_load (wakee_load<P>).
+// Precondition of every call that takes a worker c: c < worker_count()
+// (TASKPLACE_EXPECTS, like every taskplace precondition: checked in
+// checked builds, not in release ones, where a wake-up reaches a worker's
+// counters with no test).
 class Machine {
+  struct Counters;  // one worker's (below)
+
  public:
   // Throws: std::invalid_argument for zero workers.
   explicit Machine(std::uint32_t workers, WakeCosts costs = {}) : n_(workers), costs_(costs) {
@@ -92,7 +98,9 @@ class Machine {
   //   flag when c now holds a task a thief could take.
   // Returns: whether this call set the flag (the runtime may then kick a
   //   parked worker to steal, kernel nohz_balancer_kick).
-  bool queued(CpuId c) noexcept {
+  // Always inlined: a call costs the wake-up more than the body (the
+  // caller's live registers saved around it).
+  TASKPLACE_ALWAYS_INLINE bool queued(CpuId c) noexcept {
     Counters& k = at(c);  // once: each at() checks c again
     k.queued.fetch_add(1, std::memory_order_seq_cst);
     if (overloaded_.load(std::memory_order_relaxed) || !gives(k)) return false;
@@ -125,10 +133,7 @@ class Machine {
   // MachineState R1-R3, preemptions ignored (see at(now) for a view that
   // counts them).
   bool is_idle(CpuId c) const noexcept { return nr_running(c) == 0; }
-  std::uint32_t nr_running(CpuId c) const noexcept {
-    const Counters& k = at(c);
-    return k.running.load(std::memory_order_relaxed) + k.queued.load(std::memory_order_relaxed);
-  }
+  std::uint32_t nr_running(CpuId c) const noexcept { return nr_running(at(c)); }
   std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
   // Returns: what a wake-up onto c costs before the task can run there:
   //   0 for a busy worker (it finds the task when its current one ends, a
@@ -169,19 +174,26 @@ class Machine {
   // until after `now`. A MachineState; cheap to copy.
   class At {
    public:
-    At(const Machine& m, Nanoseconds now) noexcept : m_(&m), now_(now.count()) {}
+    At(const Machine& m, Nanoseconds now) noexcept : m_(&m), w_(m.w_.get()), now_(now.count()) {}
     bool is_idle(CpuId c) const noexcept {
-      const Counters& k = m_->at(c);
+      const Counters& k = at(c);
       return k.running.load(std::memory_order_relaxed) + k.queued.load(std::memory_order_relaxed) == 0 &&
              k.preempted_until.load(std::memory_order_relaxed) <= now_;
     }
-    std::uint32_t nr_running(CpuId c) const noexcept { return m_->nr_running(c); }
-    std::uint64_t load(CpuId c) const noexcept { return m_->load(c); }
+    std::uint32_t nr_running(CpuId c) const noexcept { return Machine::nr_running(at(c)); }
+    std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
     Nanoseconds wake_cost(CpuId c) const noexcept { return m_->wake_cost(c); }
     Nanoseconds crossing_cost() const noexcept { return m_->crossing_cost(); }
 
    protected:
+    // The counters reached directly, not through the machine: one load
+    // less for each answer the placer reads.
+    const Counters& at(CpuId c) const noexcept {
+      TASKPLACE_EXPECTS(c < m_->n_, "worker must be < worker_count()");
+      return w_[c];
+    }
     const Machine* m_;
+    const Counters* w_;
     std::int64_t now_;
   };
   At at(Nanoseconds now) const noexcept { return At{*this, now}; }
@@ -231,11 +243,14 @@ class Machine {
   LlcUtilizationSample& sample(CpuId c) const noexcept { return at(c).llc; }
   Counters& at(CpuId c) noexcept {
     TASKPLACE_EXPECTS(c < n_, "worker must be < worker_count()");
-    return w_[c < n_ ? c : 0];
+    return w_[c];
   }
   const Counters& at(CpuId c) const noexcept {
     TASKPLACE_EXPECTS(c < n_, "worker must be < worker_count()");
-    return w_[c < n_ ? c : 0];
+    return w_[c];
+  }
+  static std::uint32_t nr_running(const Counters& k) noexcept {
+    return k.running.load(std::memory_order_relaxed) + k.queued.load(std::memory_order_relaxed);
   }
   static bool gives(const Counters& k) noexcept {
     const std::uint32_t q = k.queued.load(std::memory_order_relaxed);

@@ -109,8 +109,12 @@ class TaskStore {
   explicit TaskStore(std::uint32_t shards = 64) {
     const std::uint32_t n = std::bit_ceil(shards == 0 ? 1u : shards);
     shards_ = std::make_unique<Shard[]>(n);
+    heads_ = std::make_unique<std::atomic<const Slot*>[]>(n);
     mask_ = n - 1;
-    for (std::uint32_t i = 0; i < n; ++i) shards_[i].grow(16);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      shards_[i].head = &heads_[i];
+      shards_[i].grow(16);
+    }
   }
   TaskStore(const TaskStore&) = delete;
   TaskStore& operator=(const TaskStore&) = delete;
@@ -123,7 +127,7 @@ class TaskStore {
   Entry* find(H h, std::uint64_t id) const noexcept {
     const std::uintptr_t k = raw(h);
     const std::uint64_t m = mix(k);
-    Entry* e = shard_of(m).lookup(k, m);
+    Entry* e = lookup(heads_[m & mask_].load(std::memory_order_acquire), k, m);
     return e != nullptr && e->id_.load(std::memory_order_acquire) == id ? e : nullptr;
   }
 
@@ -131,13 +135,14 @@ class TaskStore {
   //   made under the shard's lock: a new one (fresh State, prev_cpu
   //   no_cpu), or h's old entry reset for the new id (the handle reused).
   // Throws: std::bad_alloc (the store is unchanged).
-  Entry& get(H h, std::uint64_t id) {
+  TASKPLACE_ALWAYS_INLINE Entry& get(H h, std::uint64_t id) {
     const std::uintptr_t k = raw(h);
     const std::uint64_t m = mix(k);
-    Shard& s = shard_of(m);
-    if (Entry* e = s.lookup(k, m); e != nullptr && e->id_.load(std::memory_order_acquire) == id) [[likely]]
+    const std::size_t i = m & mask_;
+    if (Entry* e = lookup(heads_[i].load(std::memory_order_acquire), k, m);
+        e != nullptr && e->id_.load(std::memory_order_acquire) == id) [[likely]]
       return *e;
-    return make(s, k, m, id);
+    return make(shards_[i], k, m, id);
   }
 
   // Effects: forgets the task (h, id), its entry free for another task.
@@ -181,7 +186,7 @@ class TaskStore {
   // get()'s slow path, apart so that a hit's path stays a leaf's.
   TASKPLACE_NOINLINE Entry& make(auto& s, std::uintptr_t k, std::uint64_t m, std::uint64_t id) {
     std::lock_guard lk(s.m);
-    if (Entry* e = s.lookup(k, m)) {
+    if (Entry* e = lookup(s.tables.back()->first(), k, m)) {
       if (e->id_.load(std::memory_order_relaxed) != id) reset(*e, id);
       return *e;
     }
@@ -198,38 +203,58 @@ class TaskStore {
     std::atomic<std::uintptr_t> key{empty};
     std::atomic<Entry*> entry{nullptr};
   };
+  // A table of `cap` slots (a power of two) and a header before them, one
+  // array: the header's key is the table's mask in bytes (slot i lies at
+  // byte (i * sizeof(Slot)) & mask of the first), so that a reader, given
+  // the first slot, finds the size one slot before it.
   struct Table {
-    explicit Table(std::size_t cap) : slots(std::make_unique<Slot[]>(cap)), mask(cap - 1) {}
-    std::unique_ptr<Slot[]> slots;
+    explicit Table(std::size_t cap) : all(std::make_unique<Slot[]>(cap + 1)), mask(cap - 1) {
+      all[0].key.store(mask * sizeof(Slot), std::memory_order_relaxed);  // published with the table
+    }
+    Slot* first() const noexcept { return all.get() + 1; }
+    Slot& operator[](std::size_t i) const noexcept { return all[1 + i]; }
+    std::unique_ptr<Slot[]> all;
     std::size_t mask;
   };
+  static_assert(std::has_single_bit(sizeof(Slot)), "TaskStore: a slot's offset is masked in bytes");
 
+  // `hash`: mix(k), as for every function below that takes a key.
+  // Returns: k's entry in the table whose first slot is `slots`, or null.
+  // The probe walks byte offsets (slot i from hash >> 8 on, mod the
+  // table's size), so that a slot's address is one add.
+  static Entry* lookup(const Slot* slots, std::uintptr_t k, std::uint64_t hash) noexcept {
+    const std::size_t mask = slots[-1].key.load(std::memory_order_relaxed);  // the header
+    const char* base = reinterpret_cast<const char*>(slots);
+    // (hash >> 8) * sizeof(Slot) but for the low bits, which the mask clears.
+    for (std::size_t at = hash >> (8 - std::countr_zero(sizeof(Slot)));; at += sizeof(Slot)) {
+      const Slot& s = *reinterpret_cast<const Slot*>(base + (at & mask));
+      const std::uintptr_t x = s.key.load(std::memory_order_acquire);
+      if (x == k) {
+        Entry* e = s.entry.load(std::memory_order_relaxed);
+        TASKPLACE_ASSUME(e != nullptr);  // a key is published after its entry (place())
+        return e;
+      }
+      if (x == empty) return nullptr;
+    }
+  }
+
+  // A shard: what its writers share, under m. Its readers read its
+  // current table's first slot from heads_, a line that only a table's
+  // growth writes.
   struct alignas(64) Shard {
     SpinLock m;
-    std::atomic<Table*> table{nullptr};
+    std::atomic<const Slot*>* head = nullptr;  // its heads_ entry
     std::atomic<std::size_t> live{0};
     std::size_t used = 0;  // live plus erased slots, under m
     std::vector<std::unique_ptr<Table>> tables;  // every table, the current one last
     std::vector<std::unique_ptr<Entry[]>> chunks;
     std::vector<Entry*> free;
 
-    // `hash`: mix(k), as for every function of the shard that takes a key.
-    Entry* lookup(std::uintptr_t k, std::uint64_t hash) const noexcept {
-      const Table* t = table.load(std::memory_order_acquire);
-      const Slot* slots = t->slots.get();
-      const std::size_t mask = t->mask;  // read once: the key's acquire load would reload them
-      for (std::size_t i = hash >> 8;; ++i) {
-        const Slot& s = slots[i & mask];
-        const std::uintptr_t x = s.key.load(std::memory_order_acquire);
-        if (x == k) return s.entry.load(std::memory_order_relaxed);
-        if (x == empty) return nullptr;
-      }
-    }
     // Effects: a fresh entry for (k, id), reset before its key is
     //   published, so that no reader sees it with an old task's id.
     // Precondition: m held, k absent.
     Entry* insert(std::uintptr_t k, std::uint64_t hash, std::uint64_t id) {
-      Table* t = table.load(std::memory_order_relaxed);
+      Table* t = tables.back().get();
       if ((used + 1) * 4 > (t->mask + 1) * 3) t = grow((live.load(std::memory_order_relaxed) + 1) * 4);
       if (free.empty()) {
         constexpr std::size_t chunk = 64;
@@ -247,7 +272,7 @@ class TaskStore {
     }
     static void place(Table& t, std::uintptr_t k, std::uint64_t hash, Entry* e) noexcept {
       for (std::size_t i = hash >> 8;; ++i) {
-        Slot& s = t.slots[i & t.mask];
+        Slot& s = t[i & t.mask];
         if (s.key.load(std::memory_order_relaxed) <= erased) {
           s.entry.store(e, std::memory_order_relaxed);
           s.key.store(k, std::memory_order_release);  // publishes the entry
@@ -257,9 +282,9 @@ class TaskStore {
     }
     // Precondition: m held.
     bool remove(std::uintptr_t k, std::uint64_t hash, std::uint64_t id) noexcept {
-      Table* t = table.load(std::memory_order_relaxed);
+      Table* t = tables.back().get();
       for (std::size_t i = hash >> 8;; ++i) {
-        Slot& s = t->slots[i & t->mask];
+        Slot& s = (*t)[i & t->mask];
         const std::uintptr_t x = s.key.load(std::memory_order_relaxed);
         if (x == empty) return false;
         if (x != k) continue;
@@ -277,15 +302,16 @@ class TaskStore {
     Table* grow(std::size_t want) {
       const std::size_t cap = std::bit_ceil(std::max<std::size_t>(want, 16));
       auto fresh = std::make_unique<Table>(cap);
-      if (Table* old = table.load(std::memory_order_relaxed)) {
-        for (std::size_t i = 0; i <= old->mask; ++i) {
-          const std::uintptr_t x = old->slots[i].key.load(std::memory_order_relaxed);
-          if (x > erased) place(*fresh, x, mix(x), old->slots[i].entry.load(std::memory_order_relaxed));
+      if (!tables.empty()) {
+        const Table& old = *tables.back();
+        for (std::size_t i = 0; i <= old.mask; ++i) {
+          const std::uintptr_t x = old[i].key.load(std::memory_order_relaxed);
+          if (x > erased) place(*fresh, x, mix(x), old[i].entry.load(std::memory_order_relaxed));
         }
       }
       used = live.load(std::memory_order_relaxed);
       tables.push_back(std::move(fresh));
-      table.store(tables.back().get(), std::memory_order_release);
+      head->store(tables.back()->first(), std::memory_order_release);
       return tables.back().get();
     }
   };
@@ -293,6 +319,9 @@ class TaskStore {
   Shard& shard_of(std::uint64_t m) const noexcept { return shards_[m & mask_]; }
 
   std::unique_ptr<Shard[]> shards_;
+  // Each shard's current table (its first slot), for the lock-free
+  // readers: 8 bytes a shard, so that a lookup indexes it directly.
+  std::unique_ptr<std::atomic<const Slot*>[]> heads_;
   std::uint32_t mask_ = 0;
 };
 
