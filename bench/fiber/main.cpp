@@ -6,7 +6,8 @@
 //   taskplace_bench_fiber <work_stealing|shared_work|Current|AlwaysAffine|"Current hot"|"AlwaysAffine hot"|
 //                          "Current spin"|"AlwaysAffine spin">
 //                         <pipe|pgbench|hackbench|udp_rr> [workers] [pgbench clients]
-// "... hot": the taskplace algorithm with Group::cache_hot_steals on.
+// "... hot" / "... cold": the taskplace algorithm with Group::cache_hot_steals
+// on / off (unsuffixed: the policy set's default, on for Runtime).
 // "... spin": with Group::idle_spin = 20 us, the pool's
 // spin_before_park (an idle worker polls before it blocks on its futex).
 // Prints one line of named fields (bench/results.hpp), e.g.
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -39,24 +41,25 @@ struct Counters {
 
 // The taskplace algorithm's settings a runtime name's suffix turns on.
 struct Variant {
-  bool cache_hot_steals = false;
+  std::optional<bool> cache_hot_steals;  // unset: the policy set's default
   taskplace::Nanoseconds idle_spin{0};
 };
 Variant variant(const std::string& runtime, const std::string& base) {
   Variant v;
   if (runtime == base + " hot") v.cache_hot_steals = true;
+  if (runtime == base + " cold") v.cache_hot_steals = false;
   if (runtime == base + " spin") v.idle_spin = std::chrono::microseconds{20};
   return v;
 }
 bool names(const std::string& runtime, const std::string& base) {
-  return runtime == base || runtime == base + " hot" || runtime == base + " spin";
+  return runtime == base || runtime == base + " hot" || runtime == base + " cold" || runtime == base + " spin";
 }
 
 template <class WakeTraits>
 Counters run_taskplace(std::uint32_t n, const std::function<void()>& body, Variant v) {
   using G = taskplace_fiber::Group<WakeTraits>;
   G group{n};
-  group.cache_hot_steals = v.cache_hot_steals;
+  if (v.cache_hot_steals) group.cache_hot_steals = *v.cache_hot_steals;
   group.idle_spin = v.idle_spin;
   taskplace_fiber::run(group, [&] {
     group.reset_stats();

@@ -138,9 +138,10 @@ taskplace_pool::PoolOptions scaled_costs(std::int64_t num, std::int64_t den) {
   return o;
 }
 
-taskplace_pool::PoolOptions hot_steals() {
+// The cache-hot test on (or off) every steal, whatever the set's default.
+taskplace_pool::PoolOptions hot_steals(bool on = true) {
   taskplace_pool::PoolOptions o;
-  o.cache_hot_steals = true;
+  o.cache_hot_steals = on;
   return o;
 }
 
@@ -365,6 +366,9 @@ int main(int argc, char** argv) {
       {"Runtime", pool_runner<taskplace::traits::Runtime>("Runtime")},
       {"Runtime costs x10", pool_runner<taskplace::traits::Runtime>("Runtime costs x10", scaled_costs(10, 1))},
       {"Runtime costs /10", pool_runner<taskplace::traits::Runtime>("Runtime costs /10", scaled_costs(1, 10))},
+      // Runtime with every queued task fair game for a steal (its default
+      // is the cache-hot test at the runtime's migration cost).
+      {"Runtime any-steals", pool_runner<taskplace::traits::Runtime>("Runtime any-steals", hot_steals(false))},
       {"AlwaysAffine", pool_runner<taskplace::traits::AlwaysAffine>("AlwaysAffine")},
       {"PrevCpu", pool_runner<taskplace::traits::PrevCpu>("PrevCpu")},
       {"Linux2013", pool_runner<taskplace::traits::Linux2013>("Linux2013")},

@@ -32,6 +32,16 @@ inline constexpr Nanoseconds migration_cost = 500us;
 // default 250ns; kernel: none (its yardstick is migration_cost).
 inline constexpr Nanoseconds crossing_cost = 250ns;
 
+// A user-space runtime's migration cost: what a moved task pays to refill
+// a 256 KB working set (a core's L2) from the LLC and memory, 8 us at the
+// LLC's bandwidth plus 20 us of misses 8-way parallel, rounded down (the
+// simulator's refill figures, docs/simulator.md). The cache-hot test of
+// the runtime set's steals reads it (kit::task_hot_default), and the
+// simulator's user-space preset. A hardware figure, not one the kit
+// measures: a refill depends on the working set, which no runtime knows.
+// default 25us; kernel: none (its figure is migration_cost).
+inline constexpr Nanoseconds runtime_migration_cost = 25us;
+
 // How often flips decay. default 1s; kernel: HZ jiffies in record_wakee.
 inline constexpr Nanoseconds flip_decay_period = 1s;
 

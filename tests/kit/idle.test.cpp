@@ -10,12 +10,14 @@
 #include <chrono>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "taskplace/clock.hpp"
 #include "taskplace/topology/uniform.hpp"
+#include "taskplace/wake_placer.hpp"
 
 using namespace std::chrono_literals;
 using taskplace::CpuId;
@@ -285,4 +287,50 @@ TEST_CASE("a runtime's TaskHot<> tunables carry over to the traits' rule", "[kit
   CHECK(c.migration_cost == 250us);
   CHECK(c.cache_nice_tries == o.cache_nice_tries);
   CHECK_FALSE(c.hot_buddy);
+}
+
+// The steal side each policy set gets by default (kit::hot_steals_default,
+// task_hot_default, with_policy_steals): the runtime set leaves tasks that
+// ran within the runtime's migration cost, tunables::runtime_migration_cost
+// (25 us, a 256 KB refill); the kernel's sets keep the embedding's old
+// default (every task fair game) and the kernel's 500 us when turned on.
+namespace {
+using RuntimePlacer = taskplace::WakePlacer<taskplace::UniformTopology, taskplace::traits::Runtime>;
+using CurrentPlacer = taskplace::WakePlacer<taskplace::UniformTopology, taskplace::traits::Current>;
+struct StealOptions {
+  std::optional<bool> cache_hot_steals;
+  std::optional<taskplace::TaskHot<>> task_hot;
+};
+}  // namespace
+
+TEST_CASE("the runtime set steals with the cache-hot test at the runtime's migration cost", "[kit][idle][task_hot]") {
+  STATIC_REQUIRE(taskplace::kit::hot_steals_default<RuntimePlacer>);
+  STATIC_REQUIRE_FALSE(taskplace::kit::hot_steals_default<CurrentPlacer>);
+  STATIC_REQUIRE(taskplace::kit::task_hot_default<RuntimePlacer>().migration_cost == 25us);
+  STATIC_REQUIRE(taskplace::kit::task_hot_default<CurrentPlacer>().migration_cost == 500us);
+  // The rest of the test is the kernel's at either cost.
+  STATIC_REQUIRE(taskplace::kit::task_hot_default<RuntimePlacer>().cache_nice_tries ==
+                 taskplace::TaskHot<>{}.cache_nice_tries);
+
+  // Unset options take the set's; set ones stay as the embedding set them.
+  const auto r = taskplace::kit::with_policy_steals<RuntimePlacer>(StealOptions{});
+  CHECK(r.cache_hot_steals == true);
+  CHECK(r.task_hot->migration_cost == 25us);
+  const auto c = taskplace::kit::with_policy_steals<CurrentPlacer>(StealOptions{});
+  CHECK(c.cache_hot_steals == false);
+  CHECK(c.task_hot->migration_cost == 500us);
+  StealOptions mine;
+  mine.cache_hot_steals = false;
+  mine.task_hot = taskplace::TaskHot<>{};
+  mine.task_hot->migration_cost = 3us;
+  const auto m = taskplace::kit::with_policy_steals<RuntimePlacer>(mine);
+  CHECK(m.cache_hot_steals == false);
+  CHECK(m.task_hot->migration_cost == 3us);
+
+  // At 25 us, a task that last ran 10 us ago is left, one that ran 40 us
+  // ago goes (a newidle balance: its failures never count).
+  const auto hot = taskplace::kit::task_hot_default<RuntimePlacer>();
+  const Nanoseconds now{1'000'000};
+  CHECK(hot.is_hot({.kind = LevelKind::llc, .last_ran = now - 10us}, now));
+  CHECK_FALSE(hot.is_hot({.kind = LevelKind::llc, .last_ran = now - 40us}, now));
 }

@@ -74,8 +74,9 @@ PoolOptions hot_options(std::uint32_t tries) {
   o.tick = 200us;          // a kick every 200 us while the pair's worker holds both
   o.preempted_for = 0ns;   // the placer's view does not matter here
   o.cache_hot_steals = true;
-  o.task_hot.migration_cost = 1h;  // every task that ran is hot for the whole test
-  o.task_hot.cache_nice_tries = {tries, tries, tries, tries, tries};
+  o.task_hot = taskplace::TaskHot<>{};
+  o.task_hot->migration_cost = 1h;  // every task that ran is hot for the whole test
+  o.task_hot->cache_nice_tries = {tries, tries, tries, tries, tries};
   return o;
 }
 

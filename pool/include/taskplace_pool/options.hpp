@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 #include "taskplace/kit/machine.hpp"
 #include "taskplace/kit/trace.hpp"
@@ -71,17 +72,21 @@ struct PoolOptions {
   // whose policies read them (taskplace::kit::measured_costs(), about
   // 60 ms).
   taskplace::kit::WakeCosts costs{};
-  // default false; kernel: task_hot() in can_migrate_task(). A steal
-  // leaves a task that ran within task_hot.migration_cost on its worker
-  // until that level's periodic balances (a tick's kick) have found only
-  // such tasks more than cache_nice_tries times in a row; newidle steals
-  // never count (taskplace::TaskHot). Off: a steal takes the victim's
-  // newest queued task, hot or not.
-  bool cache_hot_steals = false;
-  // The test's tunables; its rule is the pool's BalanceTraits' Hot member
-  // (task_hot::SmtExempt2020 by default, TaskHot<task_hot::AllLevels2007>
-  // for the classic one).
-  taskplace::TaskHot<> task_hot{};
+  // default: the policy set's (on for traits::Runtime, off for the
+  // kernel's: taskplace::kit::hot_steals_default); kernel: task_hot() in
+  // can_migrate_task(). A steal leaves a task that ran within
+  // task_hot.migration_cost on its worker until that level's periodic
+  // balances (a tick's kick) have found only such tasks more than
+  // cache_nice_tries times in a row; newidle steals never count
+  // (taskplace::TaskHot). Off: a steal takes the victim's newest queued
+  // task, hot or not.
+  std::optional<bool> cache_hot_steals{};
+  // default: the policy set's (the kernel's 500us and {0, 1, 1, 1, 2},
+  // with the runtime's migration cost, 25us, for traits::Runtime:
+  // taskplace::kit::task_hot_default). The test's tunables; its rule is
+  // the pool's BalanceTraits' Hot member (task_hot::SmtExempt2020 by
+  // default, TaskHot<task_hot::AllLevels2007> for the classic one).
+  std::optional<taskplace::TaskHot<>> task_hot{};
   // default null; kernel: the sched tracepoints. Where the placers and
   // balancers record their decisions when the pool's traits carry
   // taskplace::kit::ChromeTraceHook (TracedPool, or kit::Traced<...> as

@@ -293,9 +293,9 @@ class Pool {
   // Returns: that time, or w's time at the start of the run when no clock
   // was read (0 off the pool).
   Nanoseconds end_run(Worker* w, detail::TaskControl* t) const noexcept {
-    if (!timed_sleeps && !opts_.cache_hot_steals) return w != nullptr ? w->now : Nanoseconds{0};
+    if (!timed_sleeps && !hot_steals()) return w != nullptr ? w->now : Nanoseconds{0};
     const Nanoseconds now = clock_.now();
-    if (opts_.cache_hot_steals) t->last_ran = now;
+    if (hot_steals()) t->last_ran = now;
     if (w != nullptr) w->run_ended_at = now;
     return now;
   }
@@ -405,7 +405,8 @@ class Pool {
   static constexpr detail::PoolOps ops_{&op_wake, &op_block, &op_timer, &op_yield};
 
   Topo topo_;
-  PoolOptions opts_;
+  PoolOptions opts_;  // every optional set (the constructor's kit::with_policy_steals)
+  bool hot_steals() const noexcept { return *opts_.cache_hot_steals; }
   // The kernel's rq clock source (sched_clock: the TSC times a calibrated
   // mult): the process's TscClock, calibrated once (2 ms of spinning, by
   // the first pool constructed), steady_clock where the TSC is not

@@ -21,7 +21,7 @@ namespace taskplace_pool {
 
 template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
 Pool<Topo, WakeTraits, BalanceTraits>::Pool(Topo topology, PoolOptions options)
-    : topo_(std::move(topology)), opts_(taskplace::kit::with_measured_costs<placer_type>(options)),
+    : topo_(std::move(topology)), opts_(taskplace::kit::with_policy_steals<placer_type>(taskplace::kit::with_measured_costs<placer_type>(options))),
       placer_(topo_), n_(static_cast<CpuId>(topo_.cpu_count())) {
   if (n_ == 0) throw std::invalid_argument("taskplace_pool::Pool: the topology has no CPU");
   workers_.reserve(n_);

@@ -59,7 +59,7 @@ void Pool<Topo, WakeTraits, BalanceTraits>::wake_task(detail::TaskControl* t, Wa
 
 template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
 void Pool<Topo, WakeTraits, BalanceTraits>::block_task(detail::TaskControl* t) {
-  if (!opts_.cache_hot_steals && !taskplace::kit::reports_sleeps<placer_type> && opts_.trace == nullptr)
+  if (!hot_steals() && !taskplace::kit::reports_sleeps<placer_type> && opts_.trace == nullptr)
     return;  // nothing to record
   Worker* w = this_worker();
   // The moment t stops: a fresh clock read where the placer takes
@@ -78,7 +78,7 @@ void Pool<Topo, WakeTraits, BalanceTraits>::block_task(detail::TaskControl* t) {
   // Traced: the sleep as a task event, at a clock read of its moment
   // (for a replay under policies that time sleeps).
   if (opts_.trace != nullptr && w != nullptr)
-    opts_.trace->record(taskplace::kit::TaskEvent{key(t), w->cpu, timed_sleeps || opts_.cache_hot_steals ? at : clock_.now(),
+    opts_.trace->record(taskplace::kit::TaskEvent{key(t), w->cpu, timed_sleeps || hot_steals() ? at : clock_.now(),
                                                   taskplace::kit::TaskEvent::Kind::sleeps, w->waiting() == 0});
 }
 
@@ -89,7 +89,7 @@ void Pool<Topo, WakeTraits, BalanceTraits>::timer_task(detail::TaskControl* t, N
   // sleep_for announced its block first (block_task): the clock read
   // that ended the run, if one was taken, is now.
   const Nanoseconds now = self != nullptr && self->run_ended_at ? *self->run_ended_at : clock_.now();
-  if (opts_.cache_hot_steals) t->last_ran = now;
+  if (hot_steals()) t->last_ran = now;
   delay = std::max(delay, Nanoseconds{0});
   // On the TSC the deadline is later by the bound of the clock's rate
   // error against steady_clock (TscClock::rate_error_inverse: 1/512, 2 ms
@@ -120,7 +120,7 @@ void Pool<Topo, WakeTraits, BalanceTraits>::yield_task(detail::TaskControl* t) {
   placer_.task_stops(rec(t)->placement, now);
   if (opts_.trace != nullptr)
     opts_.trace->record(taskplace::kit::TaskEvent{key(t), w != nullptr ? w->cpu : 0,
-                                                  timed_sleeps || opts_.cache_hot_steals ? now : clock_.now(),
+                                                  timed_sleeps || hot_steals() ? now : clock_.now(),
                                                   taskplace::kit::TaskEvent::Kind::stops});
   enqueue(w, w != nullptr ? w->cpu : idlest_worker(), t);
 }

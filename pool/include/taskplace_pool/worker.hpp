@@ -38,8 +38,8 @@ struct alignas(64) Worker {
       : placer(t),
         balancer(t),
         thief(t, c,
-              {.cache_hot = o.cache_hot_steals,
-               .task_hot = taskplace::task_hot_with_tunables<typename Balancer::hot_policy>(o.task_hot)}) {}
+              {.cache_hot = *o.cache_hot_steals,
+               .task_hot = taskplace::task_hot_with_tunables<typename Balancer::hot_policy>(*o.task_hot)}) {}
   std::mutex m;  // guards q and timers, and the draining of inbox
   std::deque<TaskControl*> q;
   TaskControl* next = nullptr;  // hand-off slot (enqueue_next), owner only

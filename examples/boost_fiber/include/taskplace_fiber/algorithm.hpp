@@ -137,12 +137,16 @@ class Group {
   // periodic balances (the idle polls) have found only such fibers more
   // than task_hot.cache_nice_tries times in a row; newidle balances never
   // count (taskplace::TaskHot). Off: a steal takes the victim's oldest
-  // queued fiber, hot or not.
-  bool cache_hot_steals = false;  // default false; kernel: task_hot() in can_migrate_task()
+  // queued fiber, hot or not. Default: on for the policy sets that weigh
+  // moves in the runtime's costs (traits::Runtime), off for the kernel's
+  // (taskplace::kit::hot_steals_default).
+  bool cache_hot_steals = taskplace::kit::hot_steals_default<placer_type>;  // kernel: task_hot() in can_migrate_task()
   // The cache-hot test's tunables, read only with cache_hot_steals; its
   // rule is the balance traits' Hot member (task_hot::SmtExempt2020 by
   // default; TaskHot<task_hot::AllLevels2007> for the classic one).
-  taskplace::TaskHot<> task_hot{};  // default 500us, {0, 1, 1, 1, 2}; kernel: migration_cost, cache_nice_tries
+  // Default: the kernel's (500us, {0, 1, 1, 1, 2}), with the runtime's
+  // migration cost (25us) for traits::Runtime (kit::task_hot_default).
+  taskplace::TaskHot<> task_hot = taskplace::kit::task_hot_default<placer_type>();  // kernel: migration_cost, cache_nice_tries
   // How long a count of an LLC's busy workers stands for the LLC
   // (llc_utilization_pct, the SIS_UTIL scan budget's input); zero: every
   // scanning wake-up counts again. Kernel: the LLC's periodic balance
