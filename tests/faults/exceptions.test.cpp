@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "taskplace/kit/machine.hpp"
 #include "taskplace/topology/uniform.hpp"
 #include "taskplace/wake_placer.hpp"
 
@@ -192,5 +193,21 @@ TEST_CASE("a failed precondition changes nothing either (checked builds)", "[fau
   const auto before = snapshot(placer, waker, wakee);
   CHECK_THROWS_AS(placer.place({.waker = &waker, .wakee = &wakee, .waking_cpu = 8}, machine, 1s), PreconditionError);
   CHECK(snapshot(placer, waker, wakee) == before);
+}
+#endif
+
+#if defined(TASKPLACE_TEST_UNCHECKED)
+// Bad input in a release build: an out-of-range worker of kit::Machine
+// reaches the counters at its index modulo bit_ceil(workers), never memory
+// outside the machine (the checked build throws: tests/kit/machine.test.cpp).
+TEST_CASE("unchecked: kit::Machine keeps an out-of-range worker in its counters", "[faults][kit]") {
+  kit::Machine m{3};  // counters for 4
+  m.running(3);       // the fourth counters, which no worker uses
+  CHECK(m.nr_running(7) == 1);
+  CHECK(m.at(Nanoseconds{0}).nr_running(3) == 1);
+  m.queued(5);  // worker 1's
+  CHECK(m.nr_running(1) == 1);
+  CHECK(m.is_idle(0));
+  CHECK(m.is_idle(2));
 }
 #endif

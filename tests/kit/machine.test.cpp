@@ -37,6 +37,16 @@ TEST_CASE("the counters answer as the kernel's runqueue does", "[kit][machine]")
   CHECK_THROWS_AS(Machine{0}, std::invalid_argument);
 }
 
+TEST_CASE("an out-of-range worker is a precondition error", "[kit][machine]") {
+  // Checked builds (every test): PreconditionError; release builds stay in
+  // the machine's counters (tests/faults/exceptions.test.cpp, unchecked).
+  Machine m{3};
+  CHECK_THROWS_AS(m.running(3), taskplace::PreconditionError);
+  CHECK_THROWS_AS((void)m.nr_running(7), taskplace::PreconditionError);
+  CHECK_THROWS_AS((void)m.at(Nanoseconds{0}).is_idle(3), taskplace::PreconditionError);
+  CHECK(m.is_idle(0));  // nothing was counted
+}
+
 TEST_CASE("a preempted worker is not idle for the placer until the window ends", "[kit][machine]") {
   Machine m{2};
   m.preempted_until(1, Nanoseconds{1000});

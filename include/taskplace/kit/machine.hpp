@@ -29,6 +29,7 @@
 #include "taskplace/detail/config.hpp"
 
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -76,9 +77,12 @@ inline constexpr bool reads_costs = taskplace::detail::reads_costs<typename Plac
 // Load unit: 1024 per runnable task (a nice-0 weight), sleepers excluded,
 // so the placer's wakee_load is runnable_only_wakee_load (wakee_load<P>).
 // Precondition of every call that takes a worker c: c < worker_count()
-// (TASKPLACE_EXPECTS, like every taskplace precondition: checked in
-// checked builds, not in release ones, where a wake-up reaches a worker's
-// counters with no test).
+// (TASKPLACE_EXPECTS: PreconditionError in checked builds). In release
+// builds an out-of-range c reaches the counters at c modulo the smallest
+// power of two >= worker_count(): some worker's, or one no worker uses
+// (idle, never overloaded); never memory outside the machine. One AND a
+// read, where a clamp took a compare and a move on each of the many reads
+// of a wake-up's search.
 class Machine {
   struct Counters;  // one worker's (below)
 
@@ -86,7 +90,10 @@ class Machine {
   // Throws: std::invalid_argument for zero workers.
   explicit Machine(std::uint32_t workers, WakeCosts costs = {}) : n_(workers), costs_(costs) {
     if (workers == 0) throw std::invalid_argument("kit::Machine: needs at least one worker");
-    w_ = std::make_unique<Counters[]>(workers);
+    if (workers > (std::uint32_t{1} << 31))
+      throw std::invalid_argument("kit::Machine: at most 2^31 workers");
+    mask_ = std::bit_ceil(workers) - 1;
+    w_ = std::make_unique<Counters[]>(std::size_t{mask_} + 1);
   }
 
   std::uint32_t worker_count() const noexcept { return n_; }
@@ -100,46 +107,46 @@ class Machine {
   //   parked worker to steal, kernel nohz_balancer_kick).
   // Always inlined: a call costs the wake-up more than the body (the
   // caller's live registers saved around it).
-  TASKPLACE_ALWAYS_INLINE bool queued(CpuId c) noexcept {
+  TASKPLACE_ALWAYS_INLINE bool queued(CpuId c) TASKPLACE_NOEXCEPT {
     Counters& k = at(c);  // once: each at() checks c again
     k.queued.fetch_add(1, std::memory_order_seq_cst);
     if (overloaded_.load(std::memory_order_relaxed) || !gives(k)) return false;
     return !overloaded_.exchange(true, std::memory_order_relaxed);
   }
   // Effects: a task left c's queue (to run there, or stolen).
-  void dequeued(CpuId c) noexcept { at(c).queued.fetch_sub(1, std::memory_order_relaxed); }
+  void dequeued(CpuId c) TASKPLACE_NOEXCEPT { at(c).queued.fetch_sub(1, std::memory_order_relaxed); }
   // Effects: c starts / stops running a task. Owner only: plain stores.
-  void running(CpuId c) noexcept {
+  void running(CpuId c) TASKPLACE_NOEXCEPT {
     Counters& k = at(c);
     k.running.store(1, std::memory_order_relaxed);
     set_idle(k, IdleState::busy);
   }
-  void stopped(CpuId c) noexcept { at(c).running.store(0, std::memory_order_relaxed); }
+  void stopped(CpuId c) TASKPLACE_NOEXCEPT { at(c).running.store(0, std::memory_order_relaxed); }
   // Effects: c, with nothing to run, spins / parks / stops waiting.
-  void spinning(CpuId c) noexcept { set_idle(at(c), IdleState::spinning); }
-  void parked(CpuId c) noexcept { set_idle(at(c), IdleState::parked); }
-  void awake(CpuId c) noexcept { set_idle(at(c), IdleState::busy); }
+  void spinning(CpuId c) TASKPLACE_NOEXCEPT { set_idle(at(c), IdleState::spinning); }
+  void parked(CpuId c) TASKPLACE_NOEXCEPT { set_idle(at(c), IdleState::parked); }
+  void awake(CpuId c) TASKPLACE_NOEXCEPT { set_idle(at(c), IdleState::busy); }
   // Effects: c lost its CPU to other threads: it is not idle for the
   //   placer until `until` (kernel: vcpu_is_preempted()).
-  void preempted_until(CpuId c, Nanoseconds until) noexcept {
+  void preempted_until(CpuId c, Nanoseconds until) TASKPLACE_NOEXCEPT {
     at(c).preempted_until.store(until.count(), std::memory_order_relaxed);
   }
 
   // --- reads -------------------------------------------------------------
-  std::uint32_t queued_on(CpuId c) const noexcept { return at(c).queued.load(std::memory_order_relaxed); }
-  IdleState idle_state(CpuId c) const noexcept {
+  std::uint32_t queued_on(CpuId c) const TASKPLACE_NOEXCEPT { return at(c).queued.load(std::memory_order_relaxed); }
+  IdleState idle_state(CpuId c) const TASKPLACE_NOEXCEPT {
     return static_cast<IdleState>(at(c).idle.load(std::memory_order_relaxed));
   }
   // MachineState R1-R3, preemptions ignored (see at(now) for a view that
   // counts them).
-  bool is_idle(CpuId c) const noexcept { return nr_running(c) == 0; }
-  std::uint32_t nr_running(CpuId c) const noexcept { return nr_running(at(c)); }
-  std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
+  bool is_idle(CpuId c) const TASKPLACE_NOEXCEPT { return nr_running(c) == 0; }
+  std::uint32_t nr_running(CpuId c) const TASKPLACE_NOEXCEPT { return nr_running(at(c)); }
+  std::uint64_t load(CpuId c) const TASKPLACE_NOEXCEPT { return std::uint64_t{nr_running(c)} * 1024; }
   // Returns: what a wake-up onto c costs before the task can run there:
   //   0 for a busy worker (it finds the task when its current one ends, a
   //   wait the placer's load terms weigh), costs().spinning for a spinning
   //   one, costs().parked for a parked one.
-  Nanoseconds wake_cost(CpuId c) const noexcept {
+  Nanoseconds wake_cost(CpuId c) const TASKPLACE_NOEXCEPT {
     switch (idle_state(c)) {
       case IdleState::spinning: return costs_.spinning;
       case IdleState::parked: return costs_.parked;
@@ -153,7 +160,7 @@ class Machine {
   Nanoseconds crossing_cost() const noexcept { return costs_.crossing; }
   // Returns: whether a thief could take a task from c (kernel: a busiest
   //   queue holds two or more tasks, one of them queued).
-  bool can_give(CpuId c) const noexcept { return gives(at(c)); }
+  bool can_give(CpuId c) const TASKPLACE_NOEXCEPT { return gives(at(c)); }
 
   // --- the overload flag (kernel: the root domain's overload) -------------
   // Returns: Overload::some while the flag is set, none otherwise; pass it
@@ -174,26 +181,27 @@ class Machine {
   // until after `now`. A MachineState; cheap to copy.
   class At {
    public:
-    At(const Machine& m, Nanoseconds now) noexcept : m_(&m), w_(m.w_.get()), now_(now.count()) {}
-    bool is_idle(CpuId c) const noexcept {
+    At(const Machine& m, Nanoseconds now) noexcept : m_(&m), w_(m.w_.get()), mask_(m.mask_), now_(now.count()) {}
+    bool is_idle(CpuId c) const TASKPLACE_NOEXCEPT {
       const Counters& k = at(c);
       return k.running.load(std::memory_order_relaxed) + k.queued.load(std::memory_order_relaxed) == 0 &&
              k.preempted_until.load(std::memory_order_relaxed) <= now_;
     }
-    std::uint32_t nr_running(CpuId c) const noexcept { return Machine::nr_running(at(c)); }
-    std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
-    Nanoseconds wake_cost(CpuId c) const noexcept { return m_->wake_cost(c); }
+    std::uint32_t nr_running(CpuId c) const TASKPLACE_NOEXCEPT { return Machine::nr_running(at(c)); }
+    std::uint64_t load(CpuId c) const TASKPLACE_NOEXCEPT { return std::uint64_t{nr_running(c)} * 1024; }
+    Nanoseconds wake_cost(CpuId c) const TASKPLACE_NOEXCEPT { return m_->wake_cost(c); }
     Nanoseconds crossing_cost() const noexcept { return m_->crossing_cost(); }
 
    protected:
     // The counters reached directly, not through the machine: one load
     // less for each answer the placer reads.
-    const Counters& at(CpuId c) const noexcept {
+    const Counters& at(CpuId c) const TASKPLACE_NOEXCEPT {
       TASKPLACE_EXPECTS(c < m_->n_, "worker must be < worker_count()");
-      return w_[c];
+      return w_[c & mask_];
     }
     const Machine* m_;
     const Counters* w_;
+    std::uint32_t mask_;
     std::int64_t now_;
   };
   At at(Nanoseconds now) const noexcept { return At{*this, now}; }
@@ -240,14 +248,14 @@ class Machine {
     // its own, written once a period.
     mutable LlcUtilizationSample llc;
   };
-  LlcUtilizationSample& sample(CpuId c) const noexcept { return at(c).llc; }
-  Counters& at(CpuId c) noexcept {
+  LlcUtilizationSample& sample(CpuId c) const TASKPLACE_NOEXCEPT { return at(c).llc; }
+  Counters& at(CpuId c) TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(c < n_, "worker must be < worker_count()");
-    return w_[c];
+    return w_[c & mask_];
   }
-  const Counters& at(CpuId c) const noexcept {
+  const Counters& at(CpuId c) const TASKPLACE_NOEXCEPT {
     TASKPLACE_EXPECTS(c < n_, "worker must be < worker_count()");
-    return w_[c];
+    return w_[c & mask_];
   }
   static std::uint32_t nr_running(const Counters& k) noexcept {
     return k.running.load(std::memory_order_relaxed) + k.queued.load(std::memory_order_relaxed);
@@ -264,6 +272,7 @@ class Machine {
   }
 
   std::uint32_t n_;
+  std::uint32_t mask_;  // bit_ceil(n_) - 1: the counters hold mask_ + 1 workers
   WakeCosts costs_;
   std::unique_ptr<Counters[]> w_;
   alignas(64) std::atomic<bool> overloaded_{false};
