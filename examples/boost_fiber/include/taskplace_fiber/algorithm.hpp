@@ -605,10 +605,11 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     context* const caller = context::active();
     const bool may_yield = caller != nullptr && !caller->is_context(type::dispatcher_context) &&
                            !caller->wait_is_linked() && !caller->sleep_is_linked() && !detail::this_worker.woke;
+    std::optional<Nanoseconds> ended;
     if (g_->cache_hot_steals || taskplace::kit::reports_sleeps<typename G::placer_type> || g_->tracing() != nullptr)
-      stamp_end_of_run(caller, !may_yield);
+      ended = stamp_end_of_run(caller, !may_yield);
     yielder_ = nullptr;
-    context* next = choose_next();
+    context* next = choose_next(ended);
     if (may_yield && next != nullptr && next != caller) {
       yielder_ = caller;
       yield_to_ = next;
@@ -656,7 +657,10 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   }
 
   // The body of pick_next().
-  context* choose_next() noexcept {
+  // `ended`: the clock read that ended the caller's run, if one was taken:
+  // a fiber popped from this worker's queue right after starts at it (one
+  // read fewer a switch; its run reads the queue's pop longer).
+  context* choose_next(std::optional<Nanoseconds> ended) noexcept {
     G& g = *g_;
     auto& slot = g.slots_[id_];
     if (!pinned_.empty()) {
@@ -665,7 +669,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
       return run(ctx, false);
     }
     if (dispatcher_ != nullptr && since_dispatch_ >= g.dispatch_every) return run_dispatcher();
-    if (context* ctx = g.pop(id_)) return run(ctx, true);
+    if (context* ctx = g.pop(id_)) return run(ctx, true, ended);
     if (dispatcher_ != nullptr) return run_dispatcher();
     if (idle_) {
       // Still idle (idle_poll expired, or a wake-up left nothing here): the
@@ -726,15 +730,16 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   //   so it never overtakes the report.
   // Traced (Group::tracing()), the same moment goes to the trace as a
   //   task event (sleeps or stops), whatever the placer reads.
-  void stamp_end_of_run(context* caller, bool blocks) noexcept {
-    if (caller == nullptr || caller->is_context(type::pinned_context)) return;
+  // Returns: the clock read, where one was taken.
+  std::optional<Nanoseconds> stamp_end_of_run(context* caller, bool blocks) noexcept {
+    if (caller == nullptr || caller->is_context(type::pinned_context)) return std::nullopt;
     auto* p = static_cast<properties_type*>(base::get_properties(caller));
-    if (p == nullptr) return;
+    if (p == nullptr) return std::nullopt;
     const Nanoseconds now = g_->clock_.now();
     if (g_->cache_hot_steals) p->last_ran = now;
     constexpr bool reports = taskplace::kit::reports_sleeps<typename G::placer_type>;
     taskplace::kit::ChromeTrace* const trace = g_->tracing();
-    if ((!reports && trace == nullptr) || caller->terminated_is_linked()) return;
+    if ((!reports && trace == nullptr) || caller->terminated_is_linked()) return now;
     auto& slot = g_->slots_[id_];
     const auto key = reinterpret_cast<taskplace::TaskKey>(caller);
     const bool cpu_idle = slot.queued.load(std::memory_order_relaxed) == 0 && pinned_.empty();
@@ -749,6 +754,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
                                               blocks ? taskplace::kit::TaskEvent::Kind::sleeps
                                                      : taskplace::kit::TaskEvent::Kind::stops,
                                               blocks && cpu_idle});
+    return now;
   }
 
   context* run_dispatcher() noexcept {
@@ -762,13 +768,15 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // this thread and stamped: the worker it runs on and, with
   // cache_hot_steals, when it started (its last_ran, written before it
   // runs and queued nowhere; without the option no clock is read for it).
-  context* run(context* ctx, bool worker) noexcept {
+  // `ended`: a clock read just taken (the previous run's end) to start at.
+  context* run(context* ctx, bool worker, std::optional<Nanoseconds> ended = {}) noexcept {
     G& g = *g_;
     const bool stamp = worker && g.cache_hot_steals;
     constexpr bool reports = taskplace::kit::reports_sleeps<typename G::placer_type>;
     taskplace::kit::ChromeTrace* const trace = worker ? g.tracing() : nullptr;
-    const Nanoseconds now =
-        idle_ || stamp || (worker && reports) || trace != nullptr ? g.clock_.now() : Nanoseconds{0};
+    const Nanoseconds now = idle_ || stamp || (worker && reports) || trace != nullptr
+                                ? (ended && !idle_ ? *ended : g.clock_.now())
+                                : Nanoseconds{0};
     if (idle_) {
       idle_ = false;
       g.balancer_.idle_end(*g.slots_[id_].idle, now);
