@@ -334,3 +334,49 @@ TEST_CASE("the runtime set steals with the cache-hot test at the runtime's migra
   CHECK(hot.is_hot({.kind = LevelKind::llc, .last_ran = now - 10us}, now));
   CHECK_FALSE(hot.is_hot({.kind = LevelKind::llc, .last_ran = now - 40us}, now));
 }
+
+// WorkerQueue O1 (drains): a refusal counts as a failure only when the
+// victim's queue has not drained since the level's last refusal there.
+namespace {
+struct DrainingQueue : FakeQueue {
+  std::uint64_t drained = 0;  // the owner's pops that emptied the queue
+  std::uint64_t drains() const noexcept { return drained; }
+};
+struct DrainingQueues {
+  std::vector<DrainingQueue>* qs;
+  DrainingQueue& operator()(CpuId c) const { return (*qs)[c]; }
+};
+static_assert(taskplace::kit::HasDrains<DrainingQueue>);
+static_assert(!taskplace::kit::HasDrains<FakeQueue>);
+}  // namespace
+
+TEST_CASE("a victim whose queue drains between pulls is no failure: its hot task stays", "[kit][idle][task_hot]") {
+  std::vector<DrainingQueue> qs(4);
+  taskplace::ManualClock clock{10ms};
+  Task partner{1, clock.now() - 100us};  // hot: ran 100 us ago (500 us)
+  qs[1].q = {&partner};
+  Stealer<taskplace::UniformTopology> thief{topo, 0, {.cache_hot = true}};
+  DrainingQueues queues{&qs};
+  const LevelKind kind = topo.level_kind(0, 0);
+  const std::uint32_t tries = thief.options().task_hot.tries(kind);
+  auto pull = [&] {
+    return thief.pull(topo.level_cpus(0, 0), 0, kind, taskplace::BalanceKind::periodic, queues, LastRan{}, clock);
+  };
+  // A ping-pong pair: at every pull the partner sits queued, but the
+  // queue emptied in between (the owner ran it, it blocked, it was woken
+  // again): 20 pulls, far past cache_nice_tries, and no failure.
+  for (int i = 0; i < 20; ++i) {
+    CHECK(pull() == nullptr);
+    ++qs[1].drained;
+  }
+  CHECK(thief.hot_state().nr_balance_failed[0] == 0);
+  CHECK(thief.counts().hot_skips == 20);
+  // Two tasks that never leave the queue empty: the first refusal is the
+  // level's record, each one after it a failure, and the hot task goes
+  // once failures exceed cache_nice_tries (one pull later than a queue
+  // without drains).
+  for (std::uint32_t i = 0; i <= tries + 1; ++i) CHECK(pull() == nullptr);
+  CHECK(thief.hot_state().nr_balance_failed[0] == tries + 1);
+  CHECK(pull() == &partner);
+  CHECK(thief.hot_state().nr_balance_failed[0] == 0);
+}

@@ -19,6 +19,7 @@
 #include "taskplace/detail/config.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <concepts>
 #include <cstddef>
@@ -58,6 +59,17 @@ struct PickArchetype {
 //      over the candidates in the order they should be given up (least
 //      recently run first), removes the task at the iterator it returns
 //      and returns it; returns Item{} when it returns last.
+//   O1 (optional) q.drains() -> convertible to std::uint64_t, on a const
+//      queue, without a lock: how many times the worker has emptied its
+//      queue by taking its last queued task to run. With it, a pull that
+//      finds only cache-hot tasks counts as a failure (TaskHot's
+//      nr_balance_failed) only when the victim's queue has not drained
+//      since the level's last such pull there: a queue that empties
+//      between balances runs its tasks without help, which is no
+//      imbalance (the kernel counts a failure only where it found one),
+//      and a ping-pong pair, whose partner sits queued for a moment at
+//      every balance, is never given up as stuck; two tasks that share a
+//      worker and never leave its queue empty are.
 //   Item: default-constructible (Item{} is "none") and testable as bool;
 //   a pointer, typically.
 template <class Q>
@@ -79,6 +91,12 @@ concept QueueSource = requires(S& s, CpuId c) {
 
 template <QueueSource S>
 using queue_item_t = decltype(std::declval<S&>()(CpuId{}).try_steal());
+
+// Whether a WorkerQueue tells how often it drained (O1).
+template <class Q>
+concept HasDrains = requires(const Q& q) {
+  { q.drains() } -> std::convertible_to<std::uint64_t>;
+};
 
 // LastRanOf: when a queued task last ran (kernel se.exec_start), read
 // under its queue's lock; Nanoseconds::min() for never. R1 f(item) ->
@@ -188,7 +206,10 @@ class Stealer {
       std::atomic_ref<std::uint64_t>(*x).store(0, std::memory_order_relaxed);
   }
   const typename Hot::state& hot_state() const noexcept { return hot_; }
-  void reset_hot_state() noexcept { hot_ = {}; }
+  void reset_hot_state() noexcept {
+    hot_ = {};
+    last_refusal_ = {};
+  }
 
   // Effects: one pull at `level` (of kind `kind`, in a balance of kind
   //   `why`): the first worker of `cpus` (this one aside; with cache_hot
@@ -211,7 +232,7 @@ class Stealer {
       const auto c = static_cast<CpuId>(x);
       if (c == self_) continue;
       if (hot && level > 0 && taskplace::detail::range_contains(topo_->level_cpus(self_, level - 1), c)) continue;
-      if ((got = take(queues(c), level, kind, last_ran, now, dst_nr_running, refused))) break;
+      if ((got = take(queues(c), c, level, kind, last_ran, now, dst_nr_running, refused))) break;
     }
     if (hot) record(level, why, static_cast<bool>(got), refused);
     return got;
@@ -273,17 +294,20 @@ class Stealer {
       for (auto x : topo_->level_cpus(self_, last)) {
         const auto c = static_cast<CpuId>(x);
         if (c == self_ || below(c)) continue;
-        if ((got = take(queues(c), last, kind, last_ran, now, dst_nr_running, refused))) break;
+        if ((got = take(queues(c), c, last, kind, last_ran, now, dst_nr_running, refused))) break;
       }
     for (CpuId c = 0; !got && c < n; ++c)
-      if (c != self_ && !in_last(c)) got = take(queues(c), last, kind, last_ran, now, dst_nr_running, refused);
+      if (c != self_ && !in_last(c)) got = take(queues(c), c, last, kind, last_ran, now, dst_nr_running, refused);
     if (hot) record(last, why, static_cast<bool>(got), refused);
     return got;
   }
 
  private:
+  // `refused` becomes true when the victim gave up nothing, every task it
+  // looked at hot, and (with drains, O1) its queue has not drained since
+  // the level's last refusal there.
   template <class Q, class LastRan>
-  auto take(Q& q, std::uint32_t level, LevelKind kind, const LastRan& last_ran, Nanoseconds now,
+  auto take(Q& q, CpuId victim, std::uint32_t level, LevelKind kind, const LastRan& last_ran, Nanoseconds now,
             std::uint32_t dst_nr_running, bool& refused) {
     using Item = decltype(q.try_steal());
     if (static_cast<std::size_t>(std::as_const(q).size()) == 0) return Item{};
@@ -301,12 +325,30 @@ class Stealer {
         return r.found ? r.it : last;
       });
       if (skipped > 0) bump(counts_.hot_skips, skipped);
-      if (!got && looked) refused = true;
+      if (!got && looked) refused = stalled(q, victim, level) || refused;
     }
     if (got) bump(counts_.steals);
     return got;
   }
+  // Returns: whether the victim's refusal at `level` is a stall: its
+  //   queue has not drained since the level's last refusal there (always,
+  //   for a queue without drains). Records this refusal as the level's last.
+  template <class Q>
+  bool stalled(const Q& q, CpuId victim, std::uint32_t level) noexcept {
+    if constexpr (HasDrains<Q>) {
+      if (level >= max_levels) return true;
+      const auto d = static_cast<std::uint64_t>(q.drains());
+      Refusal& r = last_refusal_[level];
+      const bool same = r.victim == victim && r.drains == d;
+      r = {victim, d};
+      return same;
+    } else {
+      (void)q, (void)victim, (void)level;
+      return true;
+    }
+  }
   void record(std::uint32_t level, BalanceKind why, bool moved, bool refused) noexcept {
+    if (moved && level < max_levels) last_refusal_[level] = {};  // a move ends any stall the level saw
     opts_.task_hot.record(hot_, level, why,
                           moved ? PullOutcome::moved : refused ? PullOutcome::refused : PullOutcome::balanced);
   }
@@ -323,6 +365,13 @@ class Stealer {
   Options opts_;
   typename Hot::state hot_{};
   alignas(8) StealCounts counts_{};
+  // Per level, the victim of its last refusal and its queue's drains then
+  // (queues with drains, O1).
+  struct Refusal {
+    CpuId victim = no_cpu;
+    std::uint64_t drains = 0;
+  };
+  std::array<Refusal, max_levels> last_refusal_{};
 };
 
 }  // namespace taskplace::kit

@@ -64,6 +64,10 @@ struct alignas(64) Worker {
   // balances, as snapshots, like queued.
   std::atomic<std::uint32_t> handoff{0};
   std::atomic<std::uint32_t> running{0};
+  // The pops that took the last task queued here (queue, inbox and slot
+  // empty after them), for the thieves (kit::WorkerQueue O1). Written by
+  // the owner alone.
+  std::atomic<std::uint64_t> drained{0};
   std::atomic<std::uint32_t> park{park_awake};
   std::atomic<std::int64_t> next_deadline{INT64_MAX};
   // Until when the worker counts as preempted (Machine::is_idle); when it
@@ -118,6 +122,7 @@ struct alignas(64) Worker {
   // chooses among q's, oldest first; without a pick the newest (the
   // task that would wait longest here).
   std::size_t size() const noexcept { return can_give() ? queued.load(std::memory_order_relaxed) : 0; }
+  std::uint64_t drains() const noexcept { return drained.load(std::memory_order_relaxed); }
   template <class Pick>
   TaskControl* try_steal(const Pick& pick) {
     std::lock_guard lk(m);
@@ -137,6 +142,12 @@ struct alignas(64) Worker {
   // streak_max times in a row, so a pair handing off to each other cannot
   // starve the queue), else the head of the queue. Owner only.
   TaskControl* pop(std::uint32_t streak_max) {
+    TaskControl* t = pop_any(streak_max);
+    if (t != nullptr && next == nullptr && queued.load(std::memory_order_relaxed) == 0)
+      drained.store(drained.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return t;
+  }
+  TaskControl* pop_any(std::uint32_t streak_max) {
     if (next != nullptr && next_streak < streak_max) {
       ++next_streak;
       return take_next();

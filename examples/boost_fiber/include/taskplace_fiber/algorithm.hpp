@@ -318,6 +318,10 @@ class Group {
     // fibers; a steal takes the oldest, or the one `pick` chooses among
     // them, oldest first.
     std::size_t size() const noexcept { return queued.load(std::memory_order_relaxed); }
+    // The pops that took the last fiber queued here (kit::WorkerQueue
+    // O1). Written by the owner thread alone (pop).
+    std::uint64_t drains() const noexcept { return drained.load(std::memory_order_relaxed); }
+    std::atomic<std::uint64_t> drained{0};
     template <class Pick>
     context* try_steal(const Pick& pick) noexcept {
       std::lock_guard lk(m);
@@ -401,6 +405,7 @@ class Group {
     context* ctx = s.q.front();
     s.q.pop_front();
     s.queued.fetch_sub(1, std::memory_order_relaxed);
+    if (s.q.empty()) s.drained.store(s.drained.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     return ctx;
   }
   void notify(CpuId c) noexcept {
