@@ -231,6 +231,22 @@ TEST_CASE("traits::Runtime weighs a move at the runtime's measured crossing cost
               static_cast<unsigned long long>(remote(1ns)));
 }
 
+TEST_CASE("the runtime set steals with the cache-hot test; the kernel's sets as they did") {
+  // kit::hot_steals_default, task_hot_default (docs/runtime.md, the steal
+  // side); set options stay as given.
+  Rt rt{2};
+  REQUIRE(rt.options().cache_hot_steals.has_value());
+  CHECK(*rt.options().cache_hot_steals);
+  CHECK(rt.options().task_hot->migration_cost == 25us);
+  taskplace_asio::Runtime<taskplace::traits::Current> current{2};
+  CHECK_FALSE(*current.options().cache_hot_steals);
+  CHECK(current.options().task_hot->migration_cost == 500us);
+  taskplace_asio::Options o;
+  o.cache_hot_steals = false;
+  Rt mine{2, o};
+  CHECK_FALSE(*mine.options().cache_hot_steals);
+}
+
 TEST_CASE("join runs every pending handler; stop destroys the queued ones unrun") {
   Watchdog dog{30s, "shutdown"};
   std::atomic<int> ran{0}, destroyed{0};

@@ -4,8 +4,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 #include "taskplace/kit/machine.hpp"
+#include "taskplace/policy/task_hot.hpp"
 #include "taskplace/types.hpp"
 
 namespace taskplace_asio {
@@ -35,6 +37,20 @@ struct Options {
   // All zero: measured once per process at the first runtime whose
   // policies read them (taskplace::kit::measured_costs()).
   taskplace::kit::WakeCosts costs{};
+  // default: the policy set's (on for traits::Runtime, off for the
+  // kernel's: taskplace::kit::hot_steals_default); kernel: task_hot() in
+  // can_migrate_task(). A steal leaves a handler whose task ran within
+  // task_hot.migration_cost, until that level's periodic balances have
+  // found only such handlers more than cache_nice_tries times in a row
+  // with the victim's queue never drained between them
+  // (taskplace::TaskHot, kit::WorkerQueue::drains). Off: a steal takes the
+  // victim's oldest handler.
+  std::optional<bool> cache_hot_steals{};
+  // default: the policy set's (the kernel's 500us and {0, 1, 1, 1, 2},
+  // with the runtime's migration cost, 25us, for traits::Runtime:
+  // taskplace::kit::task_hot_default). The test's tunables; its rule is
+  // the runtime's BalanceTraits' Hot member.
+  std::optional<taskplace::TaskHot<>> task_hot{};
 };
 
 struct Stats {

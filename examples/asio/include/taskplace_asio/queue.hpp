@@ -32,6 +32,9 @@ struct SharedTraits : W {
 struct Node {
   Task task = nullptr;
   bool own = false;
+  // When the task last ran (the end of its last handler; the cache-hot
+  // test's input, kit::LastRanOf), copied from its state at the post.
+  taskplace::Nanoseconds last_ran = taskplace::Nanoseconds::min();
   virtual void run() = 0;
   virtual ~Node() = default;
 };
@@ -67,6 +70,16 @@ struct Queue {
   Node* try_steal() {
     return try_steal([](auto first, auto) { return first; });
   }
+  // The owner's pop: the oldest handler; counts the pops that empty the
+  // queue (kit::WorkerQueue O1, drains()).
+  Node* pop() {
+    Node* x = try_steal();
+    if (x != nullptr && n.load(std::memory_order_relaxed) == 0)
+      drained.store(drained.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return x;
+  }
+  std::uint64_t drains() const noexcept { return drained.load(std::memory_order_relaxed); }
+  std::atomic<std::uint64_t> drained{0};
   // Returns: whether the machine's overload flag was set by this push.
   bool push(Node* x) {
     {
@@ -76,6 +89,11 @@ struct Queue {
     }
     return machine->queued(owner);
   }
+};
+
+// A queued handler's last run, for the thieves (kit::LastRanOf).
+struct NodeLastRan {
+  taskplace::Nanoseconds operator()(Node* const& x) const noexcept { return x->last_ran; }
 };
 
 inline taskplace::TableTopology flat_topology(std::uint32_t workers) {

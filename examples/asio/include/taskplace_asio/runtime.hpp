@@ -113,19 +113,26 @@ class Runtime {
   using placer_type = taskplace::WakePlacer<taskplace::TableTopology, detail::SharedTraits<WakeTraits>>;
   using balancer_type =
       taskplace::IdleBalancer<taskplace::TableTopology, detail::SharedTraits<BalanceTraits>>;
+  // A worker's steals, their cache-hot rule the balance traits' (Hot).
+  using thief_type = taskplace::kit::Stealer<taskplace::TableTopology, typename balancer_type::hot_policy>;
   // Whether the handlers' runs and the tasks' sleeps are reported (the
   // class comment): some policy of the traits reads them.
   static constexpr bool reports_sleeps = taskplace::kit::reports_sleeps<placer_type>;
 
   explicit Runtime(std::uint32_t workers, Options o = {})
       : topo_(detail::flat_topology(workers)), placer_(topo_), balancer_(topo_),
-        machine_(workers), opts_(taskplace::kit::with_measured_costs<placer_type>(o)) {
+        machine_(workers),
+        opts_(taskplace::kit::with_policy_steals<placer_type>(taskplace::kit::with_measured_costs<placer_type>(o))) {
     machine_.set_costs(opts_.costs);
     w_ = std::make_unique<Worker[]>(workers);
     for (CpuId c = 0; c < workers; ++c) {
       w_[c].q.machine = &machine_;
       w_[c].q.owner = c;
-      w_[c].thief.emplace(topo_, c);
+      w_[c].thief.emplace(
+          topo_, c,
+          typename thief_type::Options{
+              .cache_hot = *opts_.cache_hot_steals,
+              .task_hot = taskplace::task_hot_with_tunables<typename balancer_type::hot_policy>(*opts_.task_hot)});
     }
     for (CpuId c = 0; c < workers; ++c) w_[c].thread = std::thread([this, c] { loop(c); });
   }
@@ -137,6 +144,9 @@ class Runtime {
   }
 
   std::uint32_t worker_count() const noexcept { return machine_.worker_count(); }
+  // Returns: the options in force (the costs measured and the steal side
+  // resolved where they were left unset).
+  const Options& options() const noexcept { return opts_; }
   boost::asio::io_context& context(CpuId c) { return w_[c].ctx; }
   const placer_type& placer() const noexcept { return placer_; }
   const balancer_type& balancer() const noexcept { return balancer_; }
@@ -236,7 +246,7 @@ class Runtime {
     detail::Queue q;
     std::atomic<bool> sleeping{false};
     taskplace::kit::SleepSlot<placer_type> sleeps;  // its tasks' sleeps (SIS_CACHE's reservation)
-    std::optional<taskplace::kit::Stealer<taskplace::TableTopology>> thief;
+    std::optional<thief_type> thief;
     std::atomic<std::uint64_t> handlers{0}, migrations{0};
     std::thread thread;
   };
@@ -288,7 +298,7 @@ class Runtime {
       done_one();
       return false;
     }
-    const CpuId c = place(task, sync);
+    const CpuId c = place(task, sync, *node);
     if (w_[c].q.push(node.release())) kick(c);  // the overload flag rose: a parked thief may steal
     wake(c);
     return true;
@@ -297,8 +307,11 @@ class Runtime {
   // kernel: select_task_rq_fair() for a wake-up of `task` by this thread.
   // Where sleeps are reported, under the task's lock, which the handler
   // the wake-up queues then counts in (TaskSleeps::posted).
-  CpuId place(Task task, bool sync) {
+  // `node`: the handler, given its task's last run.
+  CpuId place(Task task, bool sync, detail::Node& node) {
     auto& e = store_.get(task, 0);
+    if (*opts_.cache_hot_steals)
+      node.last_ran = Nanoseconds{std::atomic_ref<std::int64_t>(e.state.last_ran).load(std::memory_order_relaxed)};
     [[maybe_unused]] auto lk = lock(e);
     const auto now = clock_.now();
     const std::uint32_t n = worker_count();
@@ -376,8 +389,13 @@ class Runtime {
     tl_.task = nullptr;
     tl_.entry = nullptr;
     std::optional<Nanoseconds> ended;
-    if constexpr (reports_sleeps)
+    if constexpr (reports_sleeps) {
       if (!x->own) ended = report_end(me, x->task, started);
+    } else if (*opts_.cache_hot_steals && !x->own) {  // the stamp report_end keeps otherwise
+      ended = clock_.now();
+      if (entry_type* f = store_.find(x->task, 0))
+        std::atomic_ref<std::int64_t>(f->state.last_ran).store(ended->count(), std::memory_order_relaxed);
+    }
     if (x->own) store_.erase(x->task, 0);
     delete x;
     me.handlers.store(me.handlers.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -402,6 +420,7 @@ class Runtime {
     entry_type* e = store_.find(task, 0);
     if (e == nullptr) return read;
     auto& s = e->state;
+    if (*opts_.cache_hot_steals) std::atomic_ref<std::int64_t>(s.last_ran).store(at.count(), std::memory_order_relaxed);
     s.sleeps.returned();
     [[maybe_unused]] auto lk = lock(*e);
     if (s.sleeps.ends_in_sleep()) me.sleeps.report(placer_, s.placement, store_type::key(task), worker_idle, at);
@@ -419,15 +438,15 @@ class Runtime {
     std::uint32_t since_poll = 0;
     std::optional<Nanoseconds> last_end;  // the previous handler's end, if read and nothing came since
     while (!stopping_.load(std::memory_order_relaxed)) {
-      detail::Node* x = me.q.try_steal();  // its own, oldest first
+      detail::Node* x = me.q.pop();  // its own, oldest first
       if (x == nullptr || ++since_poll >= opts_.poll_every) {
         since_poll = 0;
         last_end.reset();
         me.ctx.poll();  // timers, sockets, the wake-up posts
-        if (x == nullptr) x = me.q.try_steal();
+        if (x == nullptr) x = me.q.pop();
       }
       if (x == nullptr) {  // runs dry: kernel newidle_balance()
-        x = me.thief->newidle(balancer_, bstate, queues, taskplace::kit::NoLastRan{}, clock_, machine_.overload());
+        x = me.thief->newidle(balancer_, bstate, queues, detail::NodeLastRan{}, clock_, machine_.overload());
         if (x == nullptr) x = idle(self, queues);
         if (x == nullptr) continue;
         balancer_.idle_end(bstate, clock_.now());
@@ -452,7 +471,7 @@ class Runtime {
       if (me.q.size() != 0 || me.ctx.poll() != 0) return nullptr;
       if (now >= next_balance) {
         next_balance = now + opts_.idle_balance;
-        if (auto* x = me.thief->periodic(queues, taskplace::kit::NoLastRan{}, clock_)) return x;
+        if (auto* x = me.thief->periodic(queues, detail::NodeLastRan{}, clock_)) return x;
       }
       if (stopping_.load(std::memory_order_relaxed)) return nullptr;
       std::this_thread::yield();
@@ -464,7 +483,7 @@ class Runtime {
     machine_.awake(self);
     machine_.refresh_overload();  // kernel: the tick's update of the overload flag
     if (me.q.size() != 0) return nullptr;
-    return me.thief->periodic(queues, taskplace::kit::NoLastRan{}, clock_);
+    return me.thief->periodic(queues, detail::NodeLastRan{}, clock_);
   }
 
   void done_one() {

@@ -72,6 +72,11 @@ struct NoLock {};
 template <class Placement, bool Reports>
 struct TaskState {
   Placement placement{};
+  // The end of its last handler (ns on the runtime's clock; INT64_MIN:
+  // never ran, or no cache-hot test reads it), written by the worker
+  // that ran it, read by its wakers: through std::atomic_ref, relaxed
+  // (the store resets an entry by assignment).
+  alignas(8) std::int64_t last_ran = INT64_MIN;
   [[no_unique_address]] std::conditional_t<Reports, TaskSleeps, NoSleeps> sleeps{};
 };
 
