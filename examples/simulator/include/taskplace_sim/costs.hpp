@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "taskplace/tunables.hpp"
 #include "taskplace/types.hpp"
 
 namespace taskplace_sim {
@@ -222,7 +223,7 @@ struct Costs {
     c.sleeper_credit = 0ns;
     c.newidle_base = 100ns;    // a steal attempt's own work, beside the lines it reads
     c.lock_lines = 3;          // a steal's CAS on the victim's queue and the task's lines
-    c.migration_cost = 25us;   // refill_core + refill_llc of a 256 KB working set, rounded down
+    c.migration_cost = taskplace::tunables::runtime_migration_cost;  // a 256 KB working set's refill (25 us)
     return c;
   }
 };
