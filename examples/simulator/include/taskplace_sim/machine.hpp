@@ -145,6 +145,9 @@ class Machine {
     for (std::uint32_t i = 0; i < tasks_.size(); ++i) {
       Task& t = tasks_[i];
       t.spec = &w_.tasks[i];
+      t.program = t.spec->program;
+      t.footprint_kb = t.spec->footprint_kb;
+      t.mailbox_bytes = t.spec->mailbox_bytes;
       t.id = i;
       t.key = TaskKey{i} + 1;
       t.rr.assign(t.spec->program.size(), 0);
@@ -309,7 +312,7 @@ class Machine {
     if (std::string s = spans_.check(); !s.empty()) return s;
     std::vector<std::uint64_t> resident(resident_kb_.size(), 0);
     for (const Task& t : tasks_)
-      if (t.state != TaskState::done && t.home_l3 != ~0u) resident[t.home_l3] += t.spec->footprint_kb;
+      if (t.state != TaskState::done && t.home_l3 != ~0u) resident[t.home_l3] += t.footprint_kb;
     if (resident != resident_kb_) return "per-L3 resident working sets differ from a recount";
     for (const Task& t : tasks_) {
       const bool placed = t.state == TaskState::running || t.state == TaskState::runnable;
@@ -444,16 +447,16 @@ class Machine {
   // and, where it stays in its L3, what an over-full L3 evicted of it.
   Nanoseconds cache_penalty(const Task& t, CpuId c) const {
     if (t.last_cpu == taskplace::no_cpu) return Nanoseconds{0};
-    Nanoseconds p = cost_.cache_penalty(t.last_cpu, c, cpus_[t.last_cpu].run_total - t.cool_mark, t.spec->footprint_kb);
-    if (t.home_l3 == cost_.l3_of(c)) p += cost_.capacity_penalty(resident_kb_[t.home_l3], t.spec->footprint_kb);
+    Nanoseconds p = cost_.cache_penalty(t.last_cpu, c, cpus_[t.last_cpu].run_total - t.cool_mark, t.footprint_kb);
+    if (t.home_l3 == cost_.l3_of(c)) p += cost_.capacity_penalty(resident_kb_[t.home_l3], t.footprint_kb);
     return p;
   }
   // Effects: t's working set now lives in c's L3 (or nowhere: done).
   void rehome(Task& t, std::uint32_t l3) {
     if (t.home_l3 == l3) return;
-    if (t.home_l3 != ~0u) resident_kb_[t.home_l3] -= t.spec->footprint_kb;
+    if (t.home_l3 != ~0u) resident_kb_[t.home_l3] -= t.footprint_kb;
     t.home_l3 = l3;
-    if (l3 != ~0u) resident_kb_[l3] += t.spec->footprint_kb;
+    if (l3 != ~0u) resident_kb_[l3] += t.footprint_kb;
   }
   // The first tick of c: CPUs tick in turn across one period.
   Nanoseconds tick_phase(CpuId c) const {
