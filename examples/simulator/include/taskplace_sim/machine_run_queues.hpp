@@ -54,6 +54,7 @@ void Machine<T, W, B>::enqueue(Task& t, CpuId c, bool wakeup) {
   if (wakeup) t.vruntime = std::max(t.vruntime, k.min_vruntime - costs_.sleeper_credit.count());
   t.state = TaskState::runnable;
   t.cpu = c;
+  prefetch_program(t);
   queue_task(t, c);
   refresh(c);
   if (k.mode == CpuMode::idle) {

@@ -75,7 +75,7 @@ struct alignas(64) TaskRecord {
   std::uint32_t home_l3 = ~0u;       // the L3 its working set is in (none yet)
   std::uint32_t footprint_kb = 0;    // spec->footprint_kb
   std::uint32_t mailbox_bytes = 0;   // spec->mailbox_bytes
-  TaskKey key = 0;
+  std::uint32_t* rr = nullptr;       // per step: send_rr's position, loop's count (the machine's)
   Nanoseconds cpu_time{0};           // Invariant: cpu_time + remaining == work
   Nanoseconds work{0};               // every compute, penalty and cost assigned
   Nanoseconds last_ran{0};
@@ -86,7 +86,7 @@ struct alignas(64) TaskRecord {
   Msg last{};
   PlacerState ps{};
   // --- the rest -----------------------------------------------------------
-  std::vector<std::uint32_t> rr;     // per step: send_rr's position, loop's count
+  TaskKey key = 0;
   Nanoseconds last_count{0};
   std::vector<std::uint32_t> blocked_senders;  // waiting for room in the mailbox
   const TaskSpec* spec = nullptr;
