@@ -7,10 +7,10 @@
 // its nodes are 16 bytes (the time, and the insertion number and the
 // event's slot in one word), a node's four children share one 64-byte
 // cache line, and the rest of the event (its kind and arguments) waits in
-// a slot table that only the popped event's slot is read from. A pop moves
-// the hole to a leaf along the least children, then sifts the last node up
-// from there (Floyd's method: three comparisons a level, not four). No
-// allocation once the heap has grown to the machine's working size.
+// a slot table that only the popped event's slot is read from. A pop
+// leaves a hole at the root for the next push to fill, or the next pop
+// (see heap_pop). No allocation once the heap has grown to the machine's
+// working size.
 //
 // Beside the heap, a few lanes: FIFOs for events whose delay after the
 // current time is the same at every push (a remote wake-up's fixed
@@ -87,20 +87,20 @@ class EventQueue {
   }
 
   bool empty() const noexcept {
-    if (size_ != 0) return false;
+    if (heap_size() != 0) return false;
     for (const auto& l : lanes_)
       if (!l.empty()) return false;
     return true;
   }
   std::size_t size() const noexcept {
-    std::size_t n = size_;
+    std::size_t n = heap_size();
     for (const auto& l : lanes_) n += l.size();
     return n;
   }
   // Returns: the earliest event. Precondition: !empty().
   Event top() const noexcept {
     const int s = source();
-    return s < 0 ? heap_event(0) : lanes_[static_cast<std::size_t>(s)].front();
+    return s < 0 ? heap_event(heap_min()) : lanes_[static_cast<std::size_t>(s)].front();
   }
 
   // Effects: removes and returns the earliest event. Precondition: !empty().
@@ -112,7 +112,7 @@ class EventQueue {
   std::optional<Event> pop_until(Nanoseconds until) {
     const int s = source();
     if (s == no_event) return std::nullopt;
-    const std::int64_t t = s < 0 ? from_node_time(node(0).time) : lanes_[static_cast<std::size_t>(s)].front().t;
+    const std::int64_t t = s < 0 ? from_node_time(node(heap_min()).time) : lanes_[static_cast<std::size_t>(s)].front().t;
     if (t > until.count()) return std::nullopt;
     return take(s);
   }
@@ -124,10 +124,11 @@ class EventQueue {
   // Returns: where the earliest event is: a lane's index, from_heap, or
   // no_event when the queue is empty.
   int source() const noexcept {
-    const bool heap = size_ > 0;
+    const std::size_t h = heap_min();
+    const bool heap = h != no_node;
     int best = heap ? from_heap : no_event;
-    std::int64_t t = heap ? from_node_time(node(0).time) : 0;
-    std::uint64_t seq = heap ? node(0).order >> slot_bits : 0;
+    std::int64_t t = heap ? from_node_time(node(h).time) : 0;
+    std::uint64_t seq = heap ? node(h).order >> slot_bits : 0;
     for (std::size_t i = 0; i < lane_count; ++i) {
       if (lanes_[i].empty()) continue;
       const Event& f = lanes_[i].front();
@@ -192,6 +193,25 @@ class EventQueue {
     return Event{from_node_time(n.time), n.order >> slot_bits, p.kind, p.a, p.b};
   }
 
+  // A pop leaves the root a hole (held_): the event that usually follows
+  // it, the popped CPU's next segment end, fills the hole with one walk
+  // down and up, where a pop and a push would walk twice. A second pop
+  // first fills the hole with the last node, as a plain pop does. Either
+  // way the heap holds the same events: only the work changes.
+  static constexpr std::size_t no_node = ~std::size_t{0};
+  std::size_t heap_size() const noexcept { return size_ - (held_ ? 1 : 0); }
+  // Where the heap's least event is: the root, or while the root is a
+  // hole, the least of its children; no_node when there is none.
+  std::size_t heap_min() const noexcept {
+    if (!held_) return size_ > 0 ? 0 : no_node;
+    if (size_ <= 1) return no_node;
+    const std::size_t end = size_ < arity + 1 ? size_ : arity + 1;
+    std::size_t best = 1;
+    for (std::size_t c = 2; c < end; ++c)
+      if (less(node(c), node(best))) best = c;
+    return best;
+  }
+
   void heap_push(const Event& e) {
     if (e.seq >= max_seq) throw std::length_error("EventQueue: more than 2^40 events pushed");
     std::uint64_t slot = 0;
@@ -205,6 +225,11 @@ class EventQueue {
     }
     slots_[slot] = Slot{e.b, e.a, e.kind};
     const Node x{to_node_time(e.t), e.seq << slot_bits | slot};
+    if (held_) {
+      held_ = false;
+      fill_root(x);
+      return;
+    }
     if (nodes_.empty()) nodes_.resize(pad);
     nodes_.emplace_back();
     std::size_t i = size_++;
@@ -216,13 +241,25 @@ class EventQueue {
     }
     node(i) = x;
   }
+  // Returns the root's event and leaves the root a hole. Precondition:
+  // heap_min() != no_node.
   Event heap_pop() {
+    if (held_) {
+      held_ = false;
+      const Node last = node(--size_);
+      nodes_.pop_back();
+      fill_root(last);
+    }
     const Event out = heap_event(0);
     free_.push_back(static_cast<std::uint32_t>(node(0).order & slot_mask));
-    const Node last = node(--size_);
-    nodes_.pop_back();
+    held_ = true;
+    return out;
+  }
+  // Effects: x takes the root's place (Floyd's method: three comparisons a
+  // level, not four).
+  void fill_root(const Node& x) {
     const std::size_t n = size_;
-    if (n == 0) return out;
+    if (n == 0) return;
     // The hole goes down to a leaf along the least children...
     std::size_t i = 0;
     for (;;) {
@@ -241,19 +278,19 @@ class EventQueue {
       node(i) = node(best);
       i = best;
     }
-    // ...and the last node rises from there to its place.
+    // ...and x rises from there to its place.
     while (i > 0) {
       const std::size_t parent = (i - 1) / arity;
-      if (!less(last, node(parent))) break;
+      if (!less(x, node(parent))) break;
       node(i) = node(parent);
       i = parent;
     }
-    node(i) = last;
-    return out;
+    node(i) = x;
   }
 
   std::vector<Node, LineAligned<Node>> nodes_;  // pad nodes, then the heap
-  std::size_t size_ = 0;                        // heap nodes
+  std::size_t size_ = 0;                        // heap nodes (the hole included)
+  bool held_ = false;                           // the root is a hole
   std::vector<Slot> slots_;                     // the events' kinds and arguments
   std::vector<std::uint32_t> free_;             // unused slots
   std::array<Ring<Event>, lane_count> lanes_{};
