@@ -28,7 +28,6 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -85,7 +84,7 @@ class SpanIndex {
     for (std::size_t g = 0; g < head_.size(); ++g) {
       exact_ = exact_ && members[g] == head_[g].size;
       head_[g].base = static_cast<std::uint32_t>(room);
-      room += static_cast<std::size_t>(max_load + 1) * head_[g].size;
+      room += static_cast<std::size_t>(max_load + 1) * (head_[g].size + 1);
     }
     lists_.assign(room, 0);
     load_.assign(n, 0);
@@ -119,8 +118,8 @@ class SpanIndex {
   std::vector<CpuId> candidates(std::uint32_t g) const {
     std::vector<CpuId> out;
     for (std::uint32_t l = max_load; l > 0; --l) {
-      const CpuId* list = bucket(g, l);
-      out.insert(out.end(), list, list + head_[g].count[l]);
+      const std::uint32_t* b = bucket(g, l);
+      out.insert(out.end(), b + 1, b + 1 + b[0]);
     }
     return out;
   }
@@ -143,17 +142,18 @@ class SpanIndex {
       if (old > 0) {
         // Swap-remove: the bucket's last CPU takes c's place (the order
         // busiest() breaks ties by).
-        CpuId* list = bucket(g, old);
+        std::uint32_t* b = bucket(g, old);
         const std::uint32_t k = row[i].slot;
-        const CpuId moved = list[--h.count[old]];
-        list[k] = moved;
+        const CpuId moved = b[b[0]--];
+        b[1 + k] = moved;
         member_[at(moved, i)].slot = k;
         if (old == h.top)
-          while (h.top > 0 && h.count[h.top] == 0) --h.top;
+          while (h.top > 0 && bucket(g, h.top)[0] == 0) --h.top;
       }
       if (load > 0) {
-        row[i].slot = h.count[load];
-        bucket(g, load)[h.count[load]++] = c;
+        std::uint32_t* b = bucket(g, load);
+        row[i].slot = b[0];
+        b[1 + b[0]++] = c;
         h.top = std::max(h.top, load);
       }
     }
@@ -161,11 +161,10 @@ class SpanIndex {
   // Returns: the candidate of group g with the most tasks, other than
   // `exclude` (no_cpu: none). Complexity: O(max_load) at worst, O(1) usually.
   CpuId busiest(std::uint32_t g, CpuId exclude) const noexcept {
-    const Head& h = head_[g];
-    for (std::uint32_t l = h.top; l > 0; --l) {
-      const CpuId* list = bucket(g, l);
-      for (std::uint32_t k = 0; k < h.count[l] && k < 2; ++k)
-        if (list[k] != exclude) return list[k];
+    for (std::uint32_t l = head_[g].top; l > 0; --l) {
+      const std::uint32_t* b = bucket(g, l);
+      for (std::uint32_t k = 0; k < b[0] && k < 2; ++k)
+        if (b[1 + k] != exclude) return b[1 + k];
     }
     return taskplace::no_cpu;
   }
@@ -179,7 +178,7 @@ class SpanIndex {
         const std::uint32_t g = group(c, i);
         bal[g] += is_balancing(c) ? 1u : 0u;
         cand[g] += is_candidate(c) ? 1u : 0u;
-        if (is_candidate(c) && bucket(g, load_[c])[member_[at(c, i)].slot] != c)
+        if (is_candidate(c) && bucket(g, load_[c])[1 + member_[at(c, i)].slot] != c)
           return "span index: cpu " + std::to_string(c) + " is not where its slot says";
       }
     for (std::size_t g = 0; g < head_.size(); ++g) {
@@ -193,10 +192,13 @@ class SpanIndex {
  private:
   static constexpr std::uint32_t none = ~0u;
   std::size_t at(CpuId c, std::uint32_t i) const noexcept { return static_cast<std::size_t>(c) * levels_ + i; }
-  // Group g's bucket of load l: room for every CPU of its span.
-  CpuId* bucket(std::uint32_t g, std::uint32_t l) noexcept { return &lists_[head_[g].base + l * head_[g].size]; }
-  const CpuId* bucket(std::uint32_t g, std::uint32_t l) const noexcept {
-    return &lists_[head_[g].base + l * head_[g].size];
+  // Group g's bucket of load l: its length, then room for every CPU of
+  // the span (a short bucket's length and CPUs share a line).
+  std::uint32_t* bucket(std::uint32_t g, std::uint32_t l) noexcept {
+    return &lists_[head_[g].base + l * (head_[g].size + 1)];
+  }
+  const std::uint32_t* bucket(std::uint32_t g, std::uint32_t l) const noexcept {
+    return &lists_[head_[g].base + l * (head_[g].size + 1)];
   }
 
   // What set_load reads and writes, packed so that one change touches a
@@ -209,10 +211,10 @@ class SpanIndex {
     std::uint32_t group = none, slot = 0;
   };
   // Per group: the highest non-empty bucket, the balancing count, the
-  // span's size, where its buckets start in lists_, each bucket's length.
+  // span's size and where its buckets start in lists_ (16 bytes: the heads
+  // of 4096 CPUs' 2,000-odd groups stay in the cache).
   struct Head {
     std::uint32_t top = 0, balancing = 0, size = 0, base = 0;
-    std::array<std::uint32_t, max_load + 1> count{};
   };
 
   std::uint32_t levels_ = 0;
@@ -221,7 +223,7 @@ class SpanIndex {
   std::vector<std::uint32_t> pos_, level_count_;
   std::vector<std::uint8_t> balancing_cpu_;
   std::vector<Head> head_;
-  std::vector<CpuId> lists_;                   // [base + load * size + k]
+  std::vector<std::uint32_t> lists_;           // [base + load * (size + 1)]: length, CPUs
   std::vector<std::uint32_t> load_;            // per CPU: its bucket (0: none)
 };
 
