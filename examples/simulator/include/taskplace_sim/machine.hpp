@@ -21,6 +21,7 @@
 //   machine_run_queues.hpp  the fair scheduler: enqueue, pick, preempt, slices, SMT speed
 //   machine_program.hpp     the task programs' steps, messages and wake-ups (the placer call)
 //   machine_balance.hpp     newidle and periodic balancing (the balancer call)
+//   machine_prefetch.hpp    what the event loop asks the cache for ahead of use
 // and the parts it is built from in machine_state.hpp (task / CPU records),
 // event_queue.hpp, cost_model.hpp (distances, refills, message costs),
 // span_index.hpp (per-span counts for the balancers) and placer_view.hpp
@@ -382,48 +383,11 @@ class Machine {
   }
 
   void push(Nanoseconds t, EventKind k, std::uint32_t a, std::uint64_t b) { events_.push(t, k, a, b); }
-  // Effects: none on the simulation. Ask the cache for what the next
-  // event will read, in two stages, because on a big machine each record
-  // is a miss and each is found only by reading the one before: as an
-  // event starts, the next event's CPU record (or task record); as it
-  // ends, through that CPU record (arrived meanwhile), the task the CPU
-  // runs and its program, fetched while the next pop works.
-  void prefetch_next_cpu() const noexcept {
-    if (events_.empty()) return;
-    const Event n = events_.top();
-    if (n.kind == EventKind::cpu || n.kind == EventKind::tick) prefetch(&cpus_[n.a]);
-    else prefetch(&tasks_[n.a]);
-  }
-  void prefetch_next_task() const noexcept {
-    if (events_.empty()) return;
-    const Event n = events_.top();
-    if (n.kind != EventKind::cpu || cpus_[n.a].curr < 0) return;
-    const Task& t = tasks_[static_cast<std::uint32_t>(cpus_[n.a].curr)];
-    prefetch(&t);
-    prefetch(reinterpret_cast<const char*>(&t) + 64);
-    prefetch_program(t);
-  }
-  // Effects: none on the simulation. Asks the cache for t's program from
-  // its step on (an event may run several steps; at most four lines), its
-  // start (where loops go back) and its counters: for the task the next
-  // event runs, and for a task queued to run (enqueue), whose record the
-  // caller has just read.
-  void prefetch_program(const Task& t) const noexcept {
-    if (t.pc < t.program.size()) {
-      const auto* from = reinterpret_cast<const char*>(&t.program[t.pc]);
-      const auto* end = reinterpret_cast<const char*>(t.program.data() + t.program.size());
-      for (int k = 0; k < 4 && from < end; ++k, from += 64) prefetch(from);
-    }
-    prefetch(t.program.data());
-    prefetch(t.rr + t.pc);
-  }
-  static void prefetch(const void* p) noexcept {
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(p);
-#else
-    (void)p;
-#endif
-  }
+  // --- machine_prefetch.hpp ---------------------------------------------------
+  void prefetch_next_cpu() const noexcept;
+  void prefetch_next_task() const noexcept;
+  void prefetch_program(const Task& t) const noexcept;
+  static void prefetch(const void* p) noexcept;
   // The event queue's lanes: remote wake-ups (a fixed latency after now)
   // and ticks (a fixed period after now) arrive in time order.
   static constexpr std::size_t arrival_lane = 0, tick_lane = 1;
@@ -633,3 +597,4 @@ class Machine {
 #include "taskplace_sim/machine_run_queues.hpp"
 #include "taskplace_sim/machine_program.hpp"
 #include "taskplace_sim/machine_balance.hpp"
+#include "taskplace_sim/machine_prefetch.hpp"
