@@ -188,7 +188,7 @@ TEST_CASE("span index counts match a walk of every span after random changes", "
         ix.set_balancing(c, bal[c]);
       } else {
         cand[c] = !cand[c];
-        ix.set_candidate(c, cand[c]);
+        ix.set_load(c, cand[c] ? 2 : 0);
       }
       if (step % 100 != 0) continue;
       REQUIRE(ix.check().empty());

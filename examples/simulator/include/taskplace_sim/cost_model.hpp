@@ -45,41 +45,38 @@ class CostModel {
     const auto n = static_cast<CpuId>(topology.cpu_count());
     if ((!hw.l3.empty() && hw.l3.size() != n) || (!hw.mem_node.empty() && hw.mem_node.size() != n))
       throw std::invalid_argument("CostModel: the hardware's l3 / mem_node arrays need one entry per CPU");
-    core_.resize(n);
-    llc_.resize(n);
-    l3_.resize(n);
-    node_.resize(n);
-    llc_size_.resize(n);
+    cpu_.resize(n);
     std::map<std::uint32_t, std::uint32_t> l3_ids;
     for (CpuId c = 0; c < n; ++c) {
-      core_[c] = static_cast<std::uint32_t>(topology.core_of(c));
-      llc_[c] = static_cast<std::uint32_t>(topology.llc_of(c));
-      const std::uint32_t l3_label = hw.l3.empty() ? llc_[c] : hw.l3[c];
-      l3_[c] = l3_ids.try_emplace(l3_label, static_cast<std::uint32_t>(l3_ids.size())).first->second;
-      node_[c] = hw.mem_node.empty() ? static_cast<std::uint32_t>(topology.node_of(c)) : hw.mem_node[c];
-      llc_size_[c] = static_cast<std::uint32_t>(topology.llc_size(c));
-      llcs_ = std::max(llcs_, llc_[c] + 1);
-      sib_off_.push_back(static_cast<std::uint32_t>(sib_.size()));
+      Facts& f = cpu_[c];
+      f.core = static_cast<std::uint32_t>(topology.core_of(c));
+      f.llc = static_cast<std::uint32_t>(topology.llc_of(c));
+      const std::uint32_t l3_label = hw.l3.empty() ? f.llc : hw.l3[c];
+      f.l3 = l3_ids.try_emplace(l3_label, static_cast<std::uint32_t>(l3_ids.size())).first->second;
+      f.node = hw.mem_node.empty() ? static_cast<std::uint32_t>(topology.node_of(c)) : hw.mem_node[c];
+      f.llc_size = static_cast<std::uint32_t>(topology.llc_size(c));
+      llcs_ = std::max(llcs_, f.llc + 1);
+      f.sib_begin = static_cast<std::uint32_t>(sib_.size());
       for (auto x : topology.core_cpus(c))
         if (static_cast<CpuId>(x) != c) sib_.push_back(static_cast<CpuId>(x));
+      f.sib_end = static_cast<std::uint32_t>(sib_.size());
     }
-    sib_off_.push_back(static_cast<std::uint32_t>(sib_.size()));
     l3s_ = static_cast<std::uint32_t>(l3_ids.size());
     llc_bytes_ = hw.llc_bytes;
   }
 
   // The other hardware threads of c's core, in the topology's order.
   std::span<const CpuId> siblings(CpuId c) const noexcept {
-    return {sib_.data() + sib_off_[c], sib_off_[c + 1] - sib_off_[c]};
+    return {sib_.data() + cpu_[c].sib_begin, cpu_[c].sib_end - cpu_[c].sib_begin};
   }
 
   // The scheduler's LLC (the topology's): its id, size, and the number of ids.
-  std::uint32_t llc_of(CpuId c) const noexcept { return llc_[c]; }
-  std::uint32_t llc_size(CpuId c) const noexcept { return llc_size_[c]; }
+  std::uint32_t llc_of(CpuId c) const noexcept { return cpu_[c].llc; }
+  std::uint32_t llc_size(CpuId c) const noexcept { return cpu_[c].llc_size; }
   std::uint32_t llc_count() const noexcept { return llcs_; }
   // The hardware's L3 (dense ids), their number, and each one's capacity
   // in bytes (0: unlimited).
-  std::uint32_t l3_of(CpuId c) const noexcept { return l3_[c]; }
+  std::uint32_t l3_of(CpuId c) const noexcept { return cpu_[c].l3; }
   std::uint32_t l3_count() const noexcept { return l3s_; }
   std::uint64_t llc_bytes() const noexcept { return llc_bytes_; }
 
@@ -87,9 +84,11 @@ class CostModel {
   // node, or two nodes.
   Distance distance(CpuId a, CpuId b) const noexcept {
     if (a == b) return Distance::same_cpu;
-    if (core_[a] == core_[b]) return Distance::smt;
-    if (l3_[a] == l3_[b]) return Distance::llc;
-    if (node_[a] == node_[b]) return Distance::other_llc;
+    const Facts& x = cpu_[a];
+    const Facts& y = cpu_[b];
+    if (x.core == y.core) return Distance::smt;
+    if (x.l3 == y.l3) return Distance::llc;
+    if (x.node == y.node) return Distance::other_llc;
     return Distance::other_node;
   }
 
@@ -151,9 +150,14 @@ class CostModel {
 
  private:
   Costs costs_;
-  std::vector<std::uint32_t> core_, llc_, l3_, node_, llc_size_;
-  std::vector<CpuId> sib_;              // siblings of every CPU, CPU after CPU
-  std::vector<std::uint32_t> sib_off_;  // where each CPU's siblings start in sib_
+  // What the cost model knows of a CPU, in one record rather than an array
+  // per fact: a distance or a sibling walk reads one line per CPU.
+  struct Facts {
+    std::uint32_t core = 0, llc = 0, l3 = 0, node = 0, llc_size = 0;
+    std::uint32_t sib_begin = 0, sib_end = 0;  // its siblings in sib_
+  };
+  std::vector<Facts> cpu_;
+  std::vector<CpuId> sib_;  // siblings of every CPU, CPU after CPU
   std::uint32_t llcs_ = 0, l3s_ = 0;
   std::uint64_t llc_bytes_ = 0;
 };

@@ -21,6 +21,7 @@
 //   machine_run_queues.hpp  the fair scheduler: enqueue, pick, preempt, slices, SMT speed
 //   machine_program.hpp     the task programs' steps, messages and wake-ups (the placer call)
 //   machine_balance.hpp     newidle and periodic balancing (the balancer call)
+//   machine_prefetch.hpp    what the event loop asks the cache for ahead of use
 // and the parts it is built from in machine_state.hpp (task / CPU records),
 // event_queue.hpp, cost_model.hpp (distances, refills, message costs),
 // span_index.hpp (per-span counts for the balancers) and placer_view.hpp
@@ -142,12 +143,20 @@ class Machine {
     build_walk_costs(n);
     tasks_.resize(w_.tasks.size());
     rq_ = RunQueues(n, tasks_.size());
+    std::size_t steps = 0;
+    for (const auto& s : w_.tasks) steps += s.program.size();
+    rr_.assign(steps, 0);
+    steps = 0;
     for (std::uint32_t i = 0; i < tasks_.size(); ++i) {
       Task& t = tasks_[i];
       t.spec = &w_.tasks[i];
+      t.program = t.spec->program;
+      t.footprint_kb = t.spec->footprint_kb;
+      t.mailbox_bytes = t.spec->mailbox_bytes;
       t.id = i;
       t.key = TaskKey{i} + 1;
-      t.rr.assign(t.spec->program.size(), 0);
+      t.rr = rr_.data() + steps;
+      steps += t.program.size();
       for (std::uint32_t k = 0; k < t.spec->initial_messages; ++k) {
         t.mailbox.push_back({t.spec->initial_from, w_.tasks[t.spec->initial_from].start_cpu, Nanoseconds{0}, 0});
         t.mailbox_used += 1;
@@ -167,6 +176,7 @@ class Machine {
   void run_until(Nanoseconds until) {
     while (const std::optional<Event> next = events_.pop_until(until)) {
       const Event& e = *next;
+      prefetch_next_cpu();
       advance(Nanoseconds{e.t});
       ++event_count_;
       ++events_all_;
@@ -178,6 +188,7 @@ class Machine {
         case EventKind::timer: on_timer(tasks_[e.a]); break;
         case EventKind::tick: on_tick(e.a); break;
       }
+      prefetch_next_task();
     }
     if (until > now_) advance(until);
   }
@@ -309,7 +320,7 @@ class Machine {
     if (std::string s = spans_.check(); !s.empty()) return s;
     std::vector<std::uint64_t> resident(resident_kb_.size(), 0);
     for (const Task& t : tasks_)
-      if (t.state != TaskState::done && t.home_l3 != ~0u) resident[t.home_l3] += t.spec->footprint_kb;
+      if (t.state != TaskState::done && t.home_l3 != ~0u) resident[t.home_l3] += t.footprint_kb;
     if (resident != resident_kb_) return "per-L3 resident working sets differ from a recount";
     for (const Task& t : tasks_) {
       const bool placed = t.state == TaskState::running || t.state == TaskState::runnable;
@@ -372,6 +383,11 @@ class Machine {
   }
 
   void push(Nanoseconds t, EventKind k, std::uint32_t a, std::uint64_t b) { events_.push(t, k, a, b); }
+  // --- machine_prefetch.hpp ---------------------------------------------------
+  void prefetch_next_cpu() const noexcept;
+  void prefetch_next_task() const noexcept;
+  void prefetch_program(const Task& t) const noexcept;
+  static void prefetch(const void* p) noexcept;
   // The event queue's lanes: remote wake-ups (a fixed latency after now)
   // and ticks (a fixed period after now) arrive in time order.
   static constexpr std::size_t arrival_lane = 0, tick_lane = 1;
@@ -444,16 +460,16 @@ class Machine {
   // and, where it stays in its L3, what an over-full L3 evicted of it.
   Nanoseconds cache_penalty(const Task& t, CpuId c) const {
     if (t.last_cpu == taskplace::no_cpu) return Nanoseconds{0};
-    Nanoseconds p = cost_.cache_penalty(t.last_cpu, c, cpus_[t.last_cpu].run_total - t.cool_mark, t.spec->footprint_kb);
-    if (t.home_l3 == cost_.l3_of(c)) p += cost_.capacity_penalty(resident_kb_[t.home_l3], t.spec->footprint_kb);
+    Nanoseconds p = cost_.cache_penalty(t.last_cpu, c, cpus_[t.last_cpu].run_total - t.cool_mark, t.footprint_kb);
+    if (t.home_l3 == cost_.l3_of(c)) p += cost_.capacity_penalty(resident_kb_[t.home_l3], t.footprint_kb);
     return p;
   }
   // Effects: t's working set now lives in c's L3 (or nowhere: done).
   void rehome(Task& t, std::uint32_t l3) {
     if (t.home_l3 == l3) return;
-    if (t.home_l3 != ~0u) resident_kb_[t.home_l3] -= t.spec->footprint_kb;
+    if (t.home_l3 != ~0u) resident_kb_[t.home_l3] -= t.footprint_kb;
     t.home_l3 = l3;
-    if (l3 != ~0u) resident_kb_[l3] += t.spec->footprint_kb;
+    if (l3 != ~0u) resident_kb_[l3] += t.footprint_kb;
   }
   // The first tick of c: CPUs tick in turn across one period.
   Nanoseconds tick_phase(CpuId c) const {
@@ -554,6 +570,10 @@ class Machine {
   std::uint32_t walk_levels_ = 0;
   RunQueues rq_;
   std::vector<Task> tasks_;
+  // Every task's per-step counters (TaskRecord::rr), task after task: a
+  // task's are a few bytes, next to its neighbours' rather than in an
+  // allocation of their own.
+  std::vector<std::uint32_t> rr_;
   EventQueue events_;
   // event_count_: in the measured window; events_all_: since construction.
   std::uint64_t event_count_ = 0, events_all_ = 0, queued_ = 0, idle_count_ = 0;
@@ -577,3 +597,4 @@ class Machine {
 #include "taskplace_sim/machine_run_queues.hpp"
 #include "taskplace_sim/machine_program.hpp"
 #include "taskplace_sim/machine_balance.hpp"
+#include "taskplace_sim/machine_prefetch.hpp"

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 
 #include "taskplace_sim/machine.hpp"
@@ -30,7 +31,7 @@ void Machine<T, W, B>::begin_compute(Task& t, Nanoseconds d) {
 // SimulationDiverged when a mailbox without capacity overflows.
 template <taskplace::Topology T, class W, class B>
 auto Machine<T, W, B>::step(Task& t, CpuId c) -> StepResult {
-  const auto& prog = t.spec->program;
+  const std::span<const Step> prog = t.program;
   for (std::uint32_t guard = 0;; ++guard) {
     if (guard > 100'000) throw std::logic_error("task " + t.spec->name + " loops without computing or blocking");
     if (t.extra.count() > 0 && (t.pc >= prog.size() || (prog[t.pc].op != Op::compute && prog[t.pc].op != Op::compute_exp))) {
@@ -169,7 +170,7 @@ template <taskplace::Topology T, class W, class B>
 bool Machine<T, W, B>::send(Task& from, std::uint32_t to, CpuId c, Nanoseconds stamp, bool sync, std::uint32_t bytes) {
   Task& u = tasks_[to];
   const std::uint64_t size = std::max(bytes, 1u);
-  const std::uint64_t cap = u.spec->mailbox_bytes;
+  const std::uint64_t cap = u.mailbox_bytes;
   if (cap != 0 && u.mailbox_used + size > cap) {
     if (measuring_) ++r_.sends_blocked;
     u.blocked_senders.push_back(from.id);

@@ -54,6 +54,7 @@ void Machine<T, W, B>::enqueue(Task& t, CpuId c, bool wakeup) {
   if (wakeup) t.vruntime = std::max(t.vruntime, k.min_vruntime - costs_.sleeper_credit.count());
   t.state = TaskState::runnable;
   t.cpu = c;
+  prefetch_program(t);
   queue_task(t, c);
   refresh(c);
   if (k.mode == CpuMode::idle) {
@@ -222,7 +223,7 @@ void Machine<T, W, B>::pick_next(CpuId c, bool allow_balance) {
     }
     const Nanoseconds penalty = cache_penalty(t, c);
     if (measuring_ && t.home_l3 == cost_.l3_of(c))
-      r_.capacity_time += cost_.capacity_penalty(resident_kb_[t.home_l3], t.spec->footprint_kb);
+      r_.capacity_time += cost_.capacity_penalty(resident_kb_[t.home_l3], t.footprint_kb);
     StepResult res = StepResult::compute;
     k.need_resched = false;
     if (t.spurious) {

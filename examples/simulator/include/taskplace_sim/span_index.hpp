@@ -10,10 +10,12 @@
 // of O(span): on 224 CPUs the machine-level span has 224 CPUs and usually
 // a handful of candidates.
 //
-// Candidates are also kept in buckets by their number of tasks, so the
-// busiest candidate of a span (most tasks) is found in O(1) however many
-// CPUs are overloaded; ties go to the one that reached that count first
-// among those still there (bucket order), not to span order.
+// Candidates are kept in buckets by their number of tasks, so the busiest
+// candidate of a span (most tasks) is found in O(1) however many CPUs are
+// overloaded; ties go to bucket order (the order of arrival, but a CPU
+// leaving a bucket hands its place to the bucket's last), not to span
+// order. Each group's buckets have room for its whole span, in one array
+// for all groups, so a change costs no allocation and few cache lines.
 //
 // The groups describe the topology exactly only when each level's spans
 // partition the CPUs (every CPU of a span has that same span at that level,
@@ -21,14 +23,13 @@
 // walking the span when it is false.
 //
 //   taskplace_sim::SpanIndex ix{topo};
-//   ix.set_candidate(3, true);
-//   for (auto s : ix.candidates(ix.group(0, 1))) { /* ... */ }
+//   ix.set_load(3, 2);                        // CPU 3 runs two, one queued
+//   CpuId b = ix.busiest(ix.group(0, 1), 0);  // 3, if in CPU 0's level 1 span
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,11 +50,9 @@ class SpanIndex {
     const auto n = static_cast<CpuId>(topology.cpu_count());
     for (CpuId c = 0; c < n; ++c)
       levels_ = std::max(levels_, static_cast<std::uint32_t>(topology.level_count(c)));
-    group_.assign(static_cast<std::size_t>(n) * levels_, none);
-    pos_.assign(group_.size(), 0);
-    slot_.assign(group_.size(), 0);
+    member_.assign(static_cast<std::size_t>(n) * levels_, {});
+    pos_.assign(member_.size(), 0);
     level_count_.assign(n, 0);
-    candidate_.assign(n, 0);
     balancing_cpu_.assign(n, 0);
     std::map<std::pair<std::uint32_t, std::vector<CpuId>>, std::uint32_t> ids;
     std::vector<std::uint32_t> members;
@@ -63,13 +62,14 @@ class SpanIndex {
       for (std::uint32_t i = 0; i < levels; ++i) {
         std::vector<CpuId> span;
         for (auto x : topology.level_cpus(c, i)) span.push_back(static_cast<CpuId>(x));
-        auto [it, fresh] = ids.try_emplace({i, span}, static_cast<std::uint32_t>(size_.size()));
+        auto [it, fresh] = ids.try_emplace({i, span}, static_cast<std::uint32_t>(head_.size()));
         if (fresh) {
-          size_.push_back(static_cast<std::uint32_t>(span.size()));
+          head_.emplace_back();
+          head_.back().size = static_cast<std::uint32_t>(span.size());
           members.push_back(0);
         }
         const std::uint32_t g = it->second;
-        group_[at(c, i)] = g;
+        member_[at(c, i)].group = g;
         ++members[g];
         bool self = false;
         for (std::size_t k = 0; k < span.size(); ++k)
@@ -80,59 +80,50 @@ class SpanIndex {
         exact_ = exact_ && self;
       }
     }
-    for (std::size_t g = 0; g < size_.size(); ++g) exact_ = exact_ && members[g] == size_[g];
-    balancing_.assign(size_.size(), 0);
-    candidates_.assign(size_.size(), {});
-    buckets_.assign(size_.size(), {});
-    top_.assign(size_.size(), 0);
-    bucket_slot_.assign(group_.size(), 0);
+    std::size_t room = 0;
+    for (std::size_t g = 0; g < head_.size(); ++g) {
+      exact_ = exact_ && members[g] == head_[g].size;
+      head_[g].base = static_cast<std::uint32_t>(room);
+      room += static_cast<std::size_t>(max_load + 1) * (head_[g].size + 1);
+    }
+    lists_.assign(room, 0);
     load_.assign(n, 0);
   }
 
   // True when each level's spans partition the CPUs (see above).
   bool exact() const noexcept { return exact_; }
   std::uint32_t level_count(CpuId c) const noexcept { return level_count_[c]; }
-  std::size_t group_count() const noexcept { return size_.size(); }
+  std::size_t group_count() const noexcept { return head_.size(); }
 
   // The group of c's level i span. Precondition: i < level_count(c).
-  std::uint32_t group(CpuId c, std::uint32_t i) const noexcept { return group_[at(c, i)]; }
+  std::uint32_t group(CpuId c, std::uint32_t i) const noexcept { return member_[at(c, i)].group; }
   // Where c comes in its level i span (0 = first).
   std::uint32_t position(CpuId c, std::uint32_t i) const noexcept { return pos_[at(c, i)]; }
   // The number of CPUs in group g's span.
-  std::uint32_t size(std::uint32_t g) const noexcept { return size_[g]; }
+  std::uint32_t size(std::uint32_t g) const noexcept { return head_[g].size; }
 
   // CPUs of group g that are balancing now.
-  std::uint32_t balancing(std::uint32_t g) const noexcept { return balancing_[g]; }
+  std::uint32_t balancing(std::uint32_t g) const noexcept { return head_[g].balancing; }
   bool is_balancing(CpuId c) const noexcept { return balancing_cpu_[c] != 0; }
   // Effects: records whether c is balancing, in every group of c.
   void set_balancing(CpuId c, bool on) noexcept {
     if (is_balancing(c) == on) return;
     balancing_cpu_[c] = on ? 1 : 0;
-    for (std::uint32_t i = 0; i < level_count_[c]; ++i) balancing_[group(c, i)] += on ? 1u : ~0u;
+    for (std::uint32_t i = 0; i < level_count_[c]; ++i) head_[group(c, i)].balancing += on ? 1u : ~0u;
   }
 
-  // The candidates of group g, in no particular order.
-  std::span<const CpuId> candidates(std::uint32_t g) const noexcept { return candidates_[g]; }
-  bool is_candidate(CpuId c) const noexcept { return candidate_[c] != 0; }
-  // Effects: records whether c is a candidate, in every group of c.
-  // Complexity: O(levels).
-  void set_candidate(CpuId c, bool on) {
-    if (is_candidate(c) == on) return;
-    candidate_[c] = on ? 1 : 0;
-    for (std::uint32_t i = 0; i < level_count_[c]; ++i) {
-      auto& list = candidates_[group(c, i)];
-      if (on) {
-        slot_[at(c, i)] = static_cast<std::uint32_t>(list.size());
-        list.push_back(c);
-      } else {
-        const std::uint32_t k = slot_[at(c, i)];
-        const CpuId moved = list.back();
-        list[k] = moved;
-        slot_[at(moved, i)] = k;
-        list.pop_back();
-      }
+  // The candidates of group g, busiest first, in bucket order within a
+  // load (for checks; the balancers ask busiest()). Complexity:
+  // O(max_load + candidates).
+  std::vector<CpuId> candidates(std::uint32_t g) const {
+    std::vector<CpuId> out;
+    for (std::uint32_t l = max_load; l > 0; --l) {
+      const std::uint32_t* b = bucket(g, l);
+      out.insert(out.end(), b + 1, b + 1 + b[0]);
     }
+    return out;
   }
+  bool is_candidate(CpuId c) const noexcept { return load_[c] != 0; }
 
   // Loads above this share the top bucket.
   static constexpr std::uint32_t max_load = 63;
@@ -144,36 +135,36 @@ class SpanIndex {
     const std::uint32_t old = load_[c];
     if (old == load) return;
     load_[c] = load;
+    Member* row = &member_[at(c, 0)];
     for (std::uint32_t i = 0; i < level_count_[c]; ++i) {
-      const std::uint32_t g = group(c, i);
-      auto& b = buckets_[g];
-      if (b.size() <= max_load) b.resize(max_load + 1);
+      const std::uint32_t g = row[i].group;
+      Head& h = head_[g];
       if (old > 0) {
-        auto& list = b[old];
-        const std::uint32_t k = bucket_slot_[at(c, i)];
-        const CpuId moved = list.back();
-        list[k] = moved;
-        bucket_slot_[at(moved, i)] = k;
-        list.pop_back();
-        if (old == top_[g])
-          while (top_[g] > 0 && b[top_[g]].empty()) --top_[g];
+        // Swap-remove: the bucket's last CPU takes c's place (the order
+        // busiest() breaks ties by).
+        std::uint32_t* b = bucket(g, old);
+        const std::uint32_t k = row[i].slot;
+        const CpuId moved = b[b[0]--];
+        b[1 + k] = moved;
+        member_[at(moved, i)].slot = k;
+        if (old == h.top)
+          while (h.top > 0 && bucket(g, h.top)[0] == 0) --h.top;
       }
       if (load > 0) {
-        bucket_slot_[at(c, i)] = static_cast<std::uint32_t>(b[load].size());
-        b[load].push_back(c);
-        top_[g] = std::max(top_[g], load);
+        std::uint32_t* b = bucket(g, load);
+        row[i].slot = b[0];
+        b[1 + b[0]++] = c;
+        h.top = std::max(h.top, load);
       }
     }
-    set_candidate(c, load > 0);
   }
   // Returns: the candidate of group g with the most tasks, other than
   // `exclude` (no_cpu: none). Complexity: O(max_load) at worst, O(1) usually.
   CpuId busiest(std::uint32_t g, CpuId exclude) const noexcept {
-    if (buckets_[g].empty()) return taskplace::no_cpu;
-    for (std::uint32_t l = top_[g]; l > 0; --l) {
-      const auto& list = buckets_[g][l];
-      for (std::size_t k = 0; k < list.size() && k < 2; ++k)
-        if (list[k] != exclude) return list[k];
+    for (std::uint32_t l = head_[g].top; l > 0; --l) {
+      const std::uint32_t* b = bucket(g, l);
+      for (std::uint32_t k = 0; k < b[0] && k < 2; ++k)
+        if (b[1 + k] != exclude) return b[1 + k];
     }
     return taskplace::no_cpu;
   }
@@ -181,17 +172,19 @@ class SpanIndex {
   // Returns: "" when every group's counts and lists match a recount from
   // the per-CPU flags, else the first mismatch.
   std::string check() const {
-    std::vector<std::uint32_t> bal(size_.size(), 0), cand(size_.size(), 0);
+    std::vector<std::uint32_t> bal(head_.size(), 0), cand(head_.size(), 0);
     for (CpuId c = 0; c < level_count_.size(); ++c)
       for (std::uint32_t i = 0; i < level_count_[c]; ++i) {
-        bal[group(c, i)] += is_balancing(c) ? 1u : 0u;
-        cand[group(c, i)] += is_candidate(c) ? 1u : 0u;
-        if (is_candidate(c) && candidates_[group(c, i)][slot_[at(c, i)]] != c)
+        const std::uint32_t g = group(c, i);
+        bal[g] += is_balancing(c) ? 1u : 0u;
+        cand[g] += is_candidate(c) ? 1u : 0u;
+        if (is_candidate(c) && bucket(g, load_[c])[1 + member_[at(c, i)].slot] != c)
           return "span index: cpu " + std::to_string(c) + " is not where its slot says";
       }
-    for (std::size_t g = 0; g < size_.size(); ++g) {
-      if (bal[g] != balancing_[g]) return "span index: group " + std::to_string(g) + " balancing count is stale";
-      if (cand[g] != candidates_[g].size()) return "span index: group " + std::to_string(g) + " candidate list is stale";
+    for (std::size_t g = 0; g < head_.size(); ++g) {
+      const auto gg = static_cast<std::uint32_t>(g);
+      if (bal[g] != head_[g].balancing) return "span index: group " + std::to_string(g) + " balancing count is stale";
+      if (cand[g] != candidates(gg).size()) return "span index: group " + std::to_string(g) + " candidate list is stale";
     }
     return {};
   }
@@ -199,15 +192,39 @@ class SpanIndex {
  private:
   static constexpr std::uint32_t none = ~0u;
   std::size_t at(CpuId c, std::uint32_t i) const noexcept { return static_cast<std::size_t>(c) * levels_ + i; }
+  // Group g's bucket of load l: its length, then room for every CPU of
+  // the span (a short bucket's length and CPUs share a line).
+  std::uint32_t* bucket(std::uint32_t g, std::uint32_t l) noexcept {
+    return &lists_[head_[g].base + l * (head_[g].size + 1)];
+  }
+  const std::uint32_t* bucket(std::uint32_t g, std::uint32_t l) const noexcept {
+    return &lists_[head_[g].base + l * (head_[g].size + 1)];
+  }
+
+  // What set_load reads and writes, packed so that one change touches a
+  // cache line or two per level rather than a vector header, its bucket
+  // table and a separate slot array: at 4096 CPUs these tables are far
+  // larger than the caches, and the balancers' counts change on nearly
+  // every event.
+  // Per (CPU, level): its group and its place in its bucket there.
+  struct Member {
+    std::uint32_t group = none, slot = 0;
+  };
+  // Per group: the highest non-empty bucket, the balancing count, the
+  // span's size and where its buckets start in lists_ (16 bytes: the heads
+  // of 4096 CPUs' 2,000-odd groups stay in the cache).
+  struct Head {
+    std::uint32_t top = 0, balancing = 0, size = 0, base = 0;
+  };
 
   std::uint32_t levels_ = 0;
   bool exact_ = true;
-  std::vector<std::uint32_t> group_, pos_, slot_, level_count_;
-  std::vector<std::uint8_t> candidate_, balancing_cpu_;
-  std::vector<std::uint32_t> size_, balancing_;
-  std::vector<std::vector<CpuId>> candidates_;
-  std::vector<std::vector<std::vector<CpuId>>> buckets_;  // [group][load]
-  std::vector<std::uint32_t> top_, bucket_slot_, load_;
+  std::vector<Member> member_;                 // [cpu * levels_ + level]
+  std::vector<std::uint32_t> pos_, level_count_;
+  std::vector<std::uint8_t> balancing_cpu_;
+  std::vector<Head> head_;
+  std::vector<std::uint32_t> lists_;           // [base + load * (size + 1)]: length, CPUs
+  std::vector<std::uint32_t> load_;            // per CPU: its bucket (0: none)
 };
 
 }  // namespace taskplace_sim
