@@ -232,14 +232,7 @@ class EventQueue {
     }
     if (nodes_.empty()) nodes_.resize(pad);
     nodes_.emplace_back();
-    std::size_t i = size_++;
-    while (i > 0) {
-      const std::size_t parent = (i - 1) / arity;
-      if (!less(x, node(parent))) break;
-      node(i) = node(parent);
-      i = parent;
-    }
-    node(i) = x;
+    sift_up(size_++, x);
   }
   // Returns the root's event and leaves the root a hole. Precondition:
   // heap_min() != no_node.
@@ -279,6 +272,10 @@ class EventQueue {
       i = best;
     }
     // ...and x rises from there to its place.
+    sift_up(i, x);
+  }
+  // Effects: x, for the hole at i, rises to its place.
+  void sift_up(std::size_t i, const Node& x) {
     while (i > 0) {
       const std::size_t parent = (i - 1) / arity;
       if (!less(x, node(parent))) break;
