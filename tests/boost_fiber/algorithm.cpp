@@ -547,6 +547,17 @@ int count(taskplace::TaskKey waker, taskplace::CpuId waking) {
   const auto it = seen.find({waker, waking});
   return it == seen.end() ? 0 : it->second;
 }
+// The consumer stays on worker 1: no steal takes a fiber that ran (every
+// one is hot for an hour, and no level ever fails often enough). Without
+// this, worker 0 running dry could take the consumer before the first
+// push, and every wake-up of it would then be local.
+template <class G>
+void keep_fibers(G& group) {
+  group.cache_hot_steals = true;
+  group.task_hot.migration_cost = std::chrono::hours{1};
+  constexpr auto never = std::numeric_limits<std::uint32_t>::max();
+  group.task_hot.cache_nice_tries = {never, never, never, never, never};
+}
 }  // namespace remote
 
 BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_main_context_names_the_wakers_worker) {
@@ -554,6 +565,7 @@ BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_main_context_names_the_wakers_w
   // its own.
   remote::reset();
   remote::Group group{2};
+  remote::keep_fibers(group);
   BOOST_TEST(cross_thread_pushes(group, remote::consumer) == 500);
   // Every wake-up of the consumer from the other thread came from worker 0,
   // with no waker task (a main context).
@@ -567,6 +579,7 @@ BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_fiber_names_the_waking_fiber) {
   // its state stays with worker 0).
   remote::reset();
   remote::Group group{2};
+  remote::keep_fibers(group);
   std::atomic<taskplace::TaskKey> producer{taskplace::no_task};
   BOOST_TEST(cross_thread_pushes(group, remote::consumer, [&] {
                producer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active());
@@ -903,12 +916,14 @@ BOOST_AUTO_TEST_CASE(without_cache_hot_steals_the_idle_worker_takes_the_queued_f
 
 BOOST_AUTO_TEST_CASE(the_runtime_set_steals_with_the_cache_hot_test_by_default) {
   // kit::hot_steals_default, task_hot_default: a Runtime group leaves a
-  // fiber that ran within the runtime's migration cost (25 us), so an
-  // idle worker does not take a ping-pong pair's queued fiber from the
-  // worker the placer kept it on; the kernel's sets keep the old default.
+  // fiber queued for less than the measured crossing cost, so an idle
+  // worker does not take a ping-pong pair's queued fiber from the worker
+  // the placer kept it on; the kernel's sets keep the old default.
   taskplace_fiber::Group<taskplace::traits::Runtime> runtime{2};
   BOOST_TEST(runtime.cache_hot_steals);
-  BOOST_TEST(runtime.task_hot.migration_cost == std::chrono::microseconds{25});
+  const auto crossing = runtime.costs.crossing > taskplace::Nanoseconds{0} ? runtime.costs.crossing
+                                                                          : taskplace::tunables::crossing_cost;
+  BOOST_TEST(runtime.task_hot.migration_cost == crossing);
   CurrentGroup current{2};
   BOOST_TEST(!current.cache_hot_steals);
   BOOST_TEST(current.task_hot.migration_cost == std::chrono::microseconds{500});

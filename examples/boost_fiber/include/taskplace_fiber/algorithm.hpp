@@ -144,8 +144,9 @@ class Group {
   // The cache-hot test's tunables, read only with cache_hot_steals; its
   // rule is the balance traits' Hot member (task_hot::SmtExempt2020 by
   // default; TaskHot<task_hot::AllLevels2007> for the classic one).
-  // Default: the kernel's (500us, {0, 1, 1, 1, 2}), with the runtime's
-  // migration cost (25us) for traits::Runtime (kit::task_hot_default).
+  // Default: the kernel's (500us, {0, 1, 1, 1, 2}); for traits::Runtime
+  // the measured crossing cost, against the time a fiber has been queued
+  // (kit::task_hot_default, kit::stamps_queueing).
   taskplace::TaskHot<> task_hot = taskplace::kit::task_hot_default<placer_type>();  // kernel: migration_cost, cache_nice_tries
   // How long a count of an LLC's busy workers stands for the LLC
   // (llc_utilization_pct, the SIS_UTIL scan budget's input); zero: every
@@ -168,7 +169,10 @@ class Group {
                                      std::to_string(topo_.cpu_count()) + ")");
     slots_ = std::make_unique<Slot[]>(topo_.cpu_count());
     for (CpuId c = 0; c < topo_.cpu_count(); ++c) slots_[c].thief.emplace(topo_, c);
-    if constexpr (taskplace::kit::reads_costs<placer_type>) costs = taskplace::kit::measured_costs();
+    if constexpr (taskplace::kit::reads_costs<placer_type>) {
+      costs = taskplace::kit::measured_costs();
+      task_hot = taskplace::kit::task_hot_default<placer_type>(costs);  // the window: the crossing
+    }
   }
   // Effects: `workers` workers sharing one LLC, one worker per core.
   // Throws: TopologyError when workers == 0.
@@ -397,7 +401,10 @@ class Group {
     }
     if (wake) s.cv.notify_one();
   }
-  context* pop(CpuId c) noexcept {
+  // `drains`: the pop may count as a drain of the queue (WorkerQueue O1):
+  // not when the fiber that stopped yields, since Boost.Fiber queues it
+  // again only after this pop, so the queue never really emptied.
+  context* pop(CpuId c, bool drains = true) noexcept {
     Slot& s = slots_[c];
     if (s.queued.load(std::memory_order_relaxed) == 0) return nullptr;
     std::lock_guard lk(s.m);
@@ -405,7 +412,7 @@ class Group {
     context* ctx = s.q.front();
     s.q.pop_front();
     s.queued.fetch_sub(1, std::memory_order_relaxed);
-    if (s.q.empty()) s.drained.store(s.drained.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (drains && s.q.empty()) s.drained.store(s.drained.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     return ctx;
   }
   void notify(CpuId c) noexcept {
@@ -590,6 +597,9 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     CpuId to = placement.cpu;
     if (to >= g_->worker_count() || !g_->slots_[to].registered.load(std::memory_order_acquire)) to = id_;
     if (to != waking) g_->placed_remote_.fetch_add(1, std::memory_order_relaxed);
+    // The runtime set's steals judge how long the fiber has been queued
+    // (kit::stamps_queueing): its stamp is this wake-up.
+    if (taskplace::kit::stamps_queueing<typename G::placer_type> && g_->cache_hot_steals) props.last_ran = now;
     ctx->detach();
     g_->push(to, ctx);
   }
@@ -614,7 +624,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     if (g_->cache_hot_steals || taskplace::kit::reports_sleeps<typename G::placer_type> || g_->tracing() != nullptr)
       ended = stamp_end_of_run(caller, !may_yield);
     yielder_ = nullptr;
-    context* next = choose_next(ended);
+    context* next = choose_next(ended, may_yield);
     if (may_yield && next != nullptr && next != caller) {
       yielder_ = caller;
       yield_to_ = next;
@@ -665,7 +675,9 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // `ended`: the clock read that ended the caller's run, if one was taken:
   // a fiber popped from this worker's queue right after starts at it (one
   // read fewer a switch; its run reads the queue's pop longer).
-  context* choose_next(std::optional<Nanoseconds> ended) noexcept {
+  // `yields`: the caller may be yielding (pick_next), so it is queued again
+  // right after this.
+  context* choose_next(std::optional<Nanoseconds> ended, bool yields) noexcept {
     G& g = *g_;
     auto& slot = g.slots_[id_];
     if (!pinned_.empty()) {
@@ -674,7 +686,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
       return run(ctx, false);
     }
     if (dispatcher_ != nullptr && since_dispatch_ >= g.dispatch_every) return run_dispatcher();
-    if (context* ctx = g.pop(id_)) return run(ctx, true, ended);
+    if (context* ctx = g.pop(id_, !yields)) return run(ctx, true, ended);
     if (dispatcher_ != nullptr) return run_dispatcher();
     if (idle_) {
       // Still idle (idle_poll expired, or a wake-up left nothing here): the
