@@ -35,11 +35,10 @@ inline constexpr Nanoseconds crossing_cost = 250ns;
 // A user-space runtime's migration cost: what a moved task pays to refill
 // a 256 KB working set (a core's L2) from the LLC and memory, 8 us at the
 // LLC's bandwidth plus 20 us of misses 8-way parallel, rounded down (the
-// simulator's refill figures, docs/simulator.md): the simulator's
-// user-space preset reads it. A hardware figure, not one the kit measures:
-// a refill depends on the working set, which no runtime knows. (The
-// runtime set's steals judge a queued task's wait against the crossing
-// cost instead: kit::task_hot_default.)
+// simulator's refill figures, docs/simulator.md). The cache-hot test of
+// the runtime set's steals reads it (kit::task_hot_default), and the
+// simulator's user-space preset. A hardware figure, not one the kit
+// measures: a refill depends on the working set, which no runtime knows.
 // default 25us; kernel: none (its figure is migration_cost).
 inline constexpr Nanoseconds runtime_migration_cost = 25us;
 

@@ -237,8 +237,7 @@ TEST_CASE("the runtime set steals with the cache-hot test; the kernel's sets as 
   Rt rt{2};
   REQUIRE(rt.options().cache_hot_steals.has_value());
   CHECK(*rt.options().cache_hot_steals);
-  const auto crossing = rt.options().costs.crossing > 0ns ? rt.options().costs.crossing : taskplace::tunables::crossing_cost;
-  CHECK(rt.options().task_hot->migration_cost == crossing);
+  CHECK(rt.options().task_hot->migration_cost == 25us);
   taskplace_asio::Runtime<taskplace::traits::Current> current{2};
   CHECK_FALSE(*current.options().cache_hot_steals);
   CHECK(current.options().task_hot->migration_cost == 500us);

@@ -916,14 +916,12 @@ BOOST_AUTO_TEST_CASE(without_cache_hot_steals_the_idle_worker_takes_the_queued_f
 
 BOOST_AUTO_TEST_CASE(the_runtime_set_steals_with_the_cache_hot_test_by_default) {
   // kit::hot_steals_default, task_hot_default: a Runtime group leaves a
-  // fiber queued for less than the measured crossing cost, so an idle
-  // worker does not take a ping-pong pair's queued fiber from the worker
-  // the placer kept it on; the kernel's sets keep the old default.
+  // fiber that ran within the runtime's migration cost (25 us), so an
+  // idle worker does not take a ping-pong pair's queued fiber from the
+  // worker the placer kept it on; the kernel's sets keep the old default.
   taskplace_fiber::Group<taskplace::traits::Runtime> runtime{2};
   BOOST_TEST(runtime.cache_hot_steals);
-  const auto crossing = runtime.costs.crossing > taskplace::Nanoseconds{0} ? runtime.costs.crossing
-                                                                          : taskplace::tunables::crossing_cost;
-  BOOST_TEST(runtime.task_hot.migration_cost == crossing);
+  BOOST_TEST(runtime.task_hot.migration_cost == std::chrono::microseconds{25});
   CurrentGroup current{2};
   BOOST_TEST(!current.cache_hot_steals);
   BOOST_TEST(current.task_hot.migration_cost == std::chrono::microseconds{500});

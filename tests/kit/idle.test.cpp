@@ -290,38 +290,32 @@ TEST_CASE("a runtime's TaskHot<> tunables carry over to the traits' rule", "[kit
 }
 
 // The steal side each policy set gets by default (kit::hot_steals_default,
-// task_hot_default, with_policy_steals): the runtime set leaves a task
-// queued for less than the move cost (the measured crossing; 250 ns,
-// tunables::crossing_cost, where none is measured), stamped when queued
-// (stamps_queueing); the kernel's sets keep the embedding's old default
-// (every task fair game) and the kernel's 500 us on the last run when on.
+// task_hot_default, with_policy_steals): the runtime set leaves tasks that
+// ran within the runtime's migration cost, tunables::runtime_migration_cost
+// (25 us, a 256 KB refill); the kernel's sets keep the embedding's old
+// default (every task fair game) and the kernel's 500 us when turned on.
 namespace {
 using RuntimePlacer = taskplace::WakePlacer<taskplace::UniformTopology, taskplace::traits::Runtime>;
 using CurrentPlacer = taskplace::WakePlacer<taskplace::UniformTopology, taskplace::traits::Current>;
 struct StealOptions {
-  taskplace::kit::WakeCosts costs{};
   std::optional<bool> cache_hot_steals;
   std::optional<taskplace::TaskHot<>> task_hot;
 };
 }  // namespace
 
-TEST_CASE("the runtime set steals a task once it has waited longer than a move costs", "[kit][idle][task_hot]") {
+TEST_CASE("the runtime set steals with the cache-hot test at the runtime's migration cost", "[kit][idle][task_hot]") {
   STATIC_REQUIRE(taskplace::kit::hot_steals_default<RuntimePlacer>);
   STATIC_REQUIRE_FALSE(taskplace::kit::hot_steals_default<CurrentPlacer>);
-  STATIC_REQUIRE(taskplace::kit::stamps_queueing<RuntimePlacer>);
-  STATIC_REQUIRE_FALSE(taskplace::kit::stamps_queueing<CurrentPlacer>);
-  STATIC_REQUIRE(taskplace::kit::task_hot_default<RuntimePlacer>().migration_cost == 250ns);
-  STATIC_REQUIRE(taskplace::kit::task_hot_default<RuntimePlacer>({.crossing = 475ns}).migration_cost == 475ns);
-  STATIC_REQUIRE(taskplace::kit::task_hot_default<CurrentPlacer>({.crossing = 475ns}).migration_cost == 500us);
-  // The rest of the test is the kernel's at either window.
+  STATIC_REQUIRE(taskplace::kit::task_hot_default<RuntimePlacer>().migration_cost == 25us);
+  STATIC_REQUIRE(taskplace::kit::task_hot_default<CurrentPlacer>().migration_cost == 500us);
+  // The rest of the test is the kernel's at either cost.
   STATIC_REQUIRE(taskplace::kit::task_hot_default<RuntimePlacer>().cache_nice_tries ==
                  taskplace::TaskHot<>{}.cache_nice_tries);
 
-  // Unset options take the set's (the window from the options' costs);
-  // set ones stay as the embedding set them.
-  const auto r = taskplace::kit::with_policy_steals<RuntimePlacer>(StealOptions{.costs = {.crossing = 600ns}});
+  // Unset options take the set's; set ones stay as the embedding set them.
+  const auto r = taskplace::kit::with_policy_steals<RuntimePlacer>(StealOptions{});
   CHECK(r.cache_hot_steals == true);
-  CHECK(r.task_hot->migration_cost == 600ns);
+  CHECK(r.task_hot->migration_cost == 25us);
   const auto c = taskplace::kit::with_policy_steals<CurrentPlacer>(StealOptions{});
   CHECK(c.cache_hot_steals == false);
   CHECK(c.task_hot->migration_cost == 500us);
@@ -333,12 +327,12 @@ TEST_CASE("the runtime set steals a task once it has waited longer than a move c
   CHECK(m.cache_hot_steals == false);
   CHECK(m.task_hot->migration_cost == 3us);
 
-  // At a 475 ns crossing, a task queued 300 ns ago (a pair's partner, its
-  // waker about to block) is left; one queued 2 us ago goes.
-  const auto hot = taskplace::kit::task_hot_default<RuntimePlacer>({.crossing = 475ns});
+  // At 25 us, a task that last ran 10 us ago is left, one that ran 40 us
+  // ago goes (a newidle balance: its failures never count).
+  const auto hot = taskplace::kit::task_hot_default<RuntimePlacer>();
   const Nanoseconds now{1'000'000};
-  CHECK(hot.is_hot({.kind = LevelKind::llc, .last_ran = now - 300ns}, now));
-  CHECK_FALSE(hot.is_hot({.kind = LevelKind::llc, .last_ran = now - 2us}, now));
+  CHECK(hot.is_hot({.kind = LevelKind::llc, .last_ran = now - 10us}, now));
+  CHECK_FALSE(hot.is_hot({.kind = LevelKind::llc, .last_ran = now - 40us}, now));
 }
 
 // WorkerQueue O1 (drains): a refusal counts as a failure only when the

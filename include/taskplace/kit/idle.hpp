@@ -98,9 +98,8 @@ concept HasDrains = requires(const Q& q) {
   { q.drains() } -> std::convertible_to<std::uint64_t>;
 };
 
-// LastRanOf: when a queued task last ran (kernel se.exec_start), or, for
-// the policy sets that stamp queueing (kit::stamps_queueing), when it was
-// queued; read under its queue's lock; Nanoseconds::min() for never. R1 f(item) ->
+// LastRanOf: when a queued task last ran (kernel se.exec_start), read
+// under its queue's lock; Nanoseconds::min() for never. R1 f(item) ->
 // Nanoseconds on a const f.
 template <class F, class Item>
 concept LastRanOf = std::invocable<const F&, const Item&> &&
@@ -114,30 +113,23 @@ struct NoLastRan {
 
 // The steal side of a policy set, as the embeddings default to it.
 // The sets that weigh moves in the runtime's costs (traits::Runtime:
-// kit::reads_costs) steal with the cache-hot test judged on how long a
-// queued task has waited (kit::stamps_queueing: its stamp is the moment
-// it was queued, not its last run), against the move cost (the measured
-// crossing, tunables::crossing_cost where none is measured): the gate
-// keeps a wakee on the waking worker when it starts there before a move
-// would pay, so a thief leaves it for that long, and takes it once it has
-// waited longer, when the gate's prediction failed. A thief that takes it
-// sooner undoes the gate: on Boost.Fiber's pipe the pair was stolen back
-// and forth 650-3,200 times in 50,000 round trips, at a third of the kept
-// pair's rate; a window of a refill (25 us) instead left the backends of
-// pgbench/8 queued on the client's worker while the other worker idled.
-// The kernel's sets steal as the embedding was told (off by default,
-// every task fair game), at the kernel's migration cost and on the last
-// run when on.
+// kit::reads_costs) steal with the cache-hot test, at the runtime's
+// migration cost (tunables::runtime_migration_cost): a task that ran on
+// its worker within it stays there. The gate keeps a short wakee on the
+// waking worker because it starts there before a move pays; a thief that
+// takes it anyway undoes that, and the worker it left, now dry, takes
+// the partner back: a ping-pong pair on two Boost.Fiber workers was
+// stolen back and forth 650-3,200 times in 50,000 round trips, at a
+// third of the kept pair's rate. The kernel's sets steal as the embedding
+// was told (off by default, every task fair game), at the kernel's
+// migration cost when on.
 // Complexity: O(1), at compile time.
 template <class Placer>
 inline constexpr bool hot_steals_default = reads_costs<Placer>;
-template <class Placer>
-inline constexpr bool stamps_queueing = reads_costs<Placer>;
 template <class Placer, class Hot = TaskHot<>>
-constexpr Hot task_hot_default(const WakeCosts& costs = {}) noexcept {
+constexpr Hot task_hot_default() noexcept {
   Hot h{};
-  if constexpr (reads_costs<Placer>)
-    h.migration_cost = costs.crossing > Nanoseconds{0} ? costs.crossing : tunables::crossing_cost;
+  if constexpr (reads_costs<Placer>) h.migration_cost = tunables::runtime_migration_cost;
   return h;
 }
 
@@ -147,7 +139,7 @@ constexpr Hot task_hot_default(const WakeCosts& costs = {}) noexcept {
 template <class Placer, class Options>
 Options with_policy_steals(Options o) {
   if (!o.cache_hot_steals) o.cache_hot_steals = hot_steals_default<Placer>;
-  if (!o.task_hot) o.task_hot = task_hot_default<Placer, std::remove_cvref_t<decltype(*o.task_hot)>>(o.costs);
+  if (!o.task_hot) o.task_hot = task_hot_default<Placer, std::remove_cvref_t<decltype(*o.task_hot)>>();
   return o;
 }
 

@@ -81,10 +81,9 @@ struct PoolOptions {
   // (taskplace::TaskHot). Off: a steal takes the victim's newest queued
   // task, hot or not.
   std::optional<bool> cache_hot_steals{};
-  // default: the policy set's (the kernel's 500us and {0, 1, 1, 1, 2};
-  // for traits::Runtime the crossing cost, against the time a task has
-  // been queued: taskplace::kit::task_hot_default, stamps_queueing). The
-  // test's tunables; its rule is
+  // default: the policy set's (the kernel's 500us and {0, 1, 1, 1, 2},
+  // with the runtime's migration cost, 25us, for traits::Runtime:
+  // taskplace::kit::task_hot_default). The test's tunables; its rule is
   // the pool's BalanceTraits' Hot member (task_hot::SmtExempt2020 by
   // default, TaskHot<task_hot::AllLevels2007> for the classic one).
   std::optional<taskplace::TaskHot<>> task_hot{};

@@ -28,8 +28,6 @@ void Pool<Topo, WakeTraits, BalanceTraits>::wake_task(detail::TaskControl* t, Wa
   const placer_type& placer = inside ? workers_[waking]->placer : placer_;
   std::unique_lock<std::mutex> shared_placer;  // off the pool: several threads share placer_
   if (!inside) shared_placer = std::unique_lock<std::mutex>{external_m_};
-  const Nanoseconds now =
-      inside && !taskplace::kit::times_wakeups<placer_type> ? workers_[waking]->now : clock_.now();
   const taskplace::Placement p = placer.place(
       typename placer_type::Wakeup{
           .waker = waker ? &waker->placement : nullptr,
@@ -43,11 +41,9 @@ void Pool<Topo, WakeTraits, BalanceTraits>::wake_task(detail::TaskControl* t, Wa
           .wakee_load = taskplace::kit::wakee_load<placer_type>,
           .waker_load = 1024},
       // Traced: the answers it reads go with the wake event (kit::observed).
-      taskplace::kit::observed<placer_type>(Machine{*this, inside ? workers_[waking]->now : now}, n_), now);
+      taskplace::kit::observed<placer_type>(Machine{*this, inside ? workers_[waking]->now : clock_.now()}, n_),
+      inside && !taskplace::kit::times_wakeups<placer_type> ? workers_[waking]->now : clock_.now());
   if (shared_placer) shared_placer.unlock();
-  // The runtime set's steals judge how long t has been queued
-  // (kit::stamps_queueing): its stamp is this wake-up.
-  if (taskplace::kit::stamps_queueing<placer_type> && hot_steals()) t->last_ran = now;
   if (inside) {
     Worker& w = *workers_[waking];
     bump(w.wakeups);

@@ -46,10 +46,10 @@ struct Options {
   // (taskplace::TaskHot, kit::WorkerQueue::drains). Off: a steal takes the
   // victim's oldest handler.
   std::optional<bool> cache_hot_steals{};
-  // default: the policy set's (the kernel's 500us and {0, 1, 1, 1, 2};
-  // for traits::Runtime the crossing cost, against the time a handler has
-  // been queued: taskplace::kit::task_hot_default, stamps_queueing). The
-  // test's tunables; its rule is the runtime's BalanceTraits' Hot member.
+  // default: the policy set's (the kernel's 500us and {0, 1, 1, 1, 2},
+  // with the runtime's migration cost, 25us, for traits::Runtime:
+  // taskplace::kit::task_hot_default). The test's tunables; its rule is
+  // the runtime's BalanceTraits' Hot member.
   std::optional<taskplace::TaskHot<>> task_hot{};
 };
 

@@ -310,10 +310,7 @@ class Runtime {
   // `node`: the handler, given its task's last run.
   CpuId place(Task task, bool sync, detail::Node& node) {
     auto& e = store_.get(task, 0);
-    // Which stamp the cache-hot test reads: this wake-up (the runtime
-    // set's, kit::stamps_queueing), or the end of the task's last handler.
-    constexpr bool at_queueing = taskplace::kit::stamps_queueing<placer_type>;
-    if (!at_queueing && *opts_.cache_hot_steals)
+    if (*opts_.cache_hot_steals)
       node.last_ran = Nanoseconds{std::atomic_ref<std::int64_t>(e.state.last_ran).load(std::memory_order_relaxed)};
     [[maybe_unused]] auto lk = lock(e);
     const auto now = clock_.now();
@@ -332,7 +329,6 @@ class Runtime {
     }
     // Traced: the answers it reads go with the wake event (kit::observed).
     const CpuId c = placer_.place(w, taskplace::kit::observed<placer_type>(MachineView{*this, now}, n), now).cpu;
-    if (at_queueing && *opts_.cache_hot_steals) node.last_ran = now;
     if constexpr (reports_sleeps) e.state.sleeps.posted();
     if (c != w.waking_cpu) remote_.fetch_add(1, std::memory_order_relaxed);
     return c;
@@ -424,8 +420,7 @@ class Runtime {
     entry_type* e = store_.find(task, 0);
     if (e == nullptr) return read;
     auto& s = e->state;
-    if (!taskplace::kit::stamps_queueing<placer_type> && *opts_.cache_hot_steals)
-      std::atomic_ref<std::int64_t>(s.last_ran).store(at.count(), std::memory_order_relaxed);
+    if (*opts_.cache_hot_steals) std::atomic_ref<std::int64_t>(s.last_ran).store(at.count(), std::memory_order_relaxed);
     s.sleeps.returned();
     [[maybe_unused]] auto lk = lock(*e);
     if (s.sleeps.ends_in_sleep()) me.sleeps.report(placer_, s.placement, store_type::key(task), worker_idle, at);

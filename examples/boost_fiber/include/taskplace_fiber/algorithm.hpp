@@ -144,9 +144,8 @@ class Group {
   // The cache-hot test's tunables, read only with cache_hot_steals; its
   // rule is the balance traits' Hot member (task_hot::SmtExempt2020 by
   // default; TaskHot<task_hot::AllLevels2007> for the classic one).
-  // Default: the kernel's (500us, {0, 1, 1, 1, 2}); for traits::Runtime
-  // the measured crossing cost, against the time a fiber has been queued
-  // (kit::task_hot_default, kit::stamps_queueing).
+  // Default: the kernel's (500us, {0, 1, 1, 1, 2}), with the runtime's
+  // migration cost (25us) for traits::Runtime (kit::task_hot_default).
   taskplace::TaskHot<> task_hot = taskplace::kit::task_hot_default<placer_type>();  // kernel: migration_cost, cache_nice_tries
   // How long a count of an LLC's busy workers stands for the LLC
   // (llc_utilization_pct, the SIS_UTIL scan budget's input); zero: every
@@ -169,10 +168,7 @@ class Group {
                                      std::to_string(topo_.cpu_count()) + ")");
     slots_ = std::make_unique<Slot[]>(topo_.cpu_count());
     for (CpuId c = 0; c < topo_.cpu_count(); ++c) slots_[c].thief.emplace(topo_, c);
-    if constexpr (taskplace::kit::reads_costs<placer_type>) {
-      costs = taskplace::kit::measured_costs();
-      task_hot = taskplace::kit::task_hot_default<placer_type>(costs);  // the window: the crossing
-    }
+    if constexpr (taskplace::kit::reads_costs<placer_type>) costs = taskplace::kit::measured_costs();
   }
   // Effects: `workers` workers sharing one LLC, one worker per core.
   // Throws: TopologyError when workers == 0.
@@ -597,9 +593,6 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     CpuId to = placement.cpu;
     if (to >= g_->worker_count() || !g_->slots_[to].registered.load(std::memory_order_acquire)) to = id_;
     if (to != waking) g_->placed_remote_.fetch_add(1, std::memory_order_relaxed);
-    // The runtime set's steals judge how long the fiber has been queued
-    // (kit::stamps_queueing): its stamp is this wake-up.
-    if (taskplace::kit::stamps_queueing<typename G::placer_type> && g_->cache_hot_steals) props.last_ran = now;
     ctx->detach();
     g_->push(to, ctx);
   }
