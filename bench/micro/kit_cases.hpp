@@ -181,15 +181,17 @@ struct KitCase : Common<Traits, typename taskplace::kit::TaskStore<
     // The waker sleeps: its report (late), its worker idle.
     if (ev.waker_sleeps) {
       if constexpr (C::reports) this->placer.task_sleeps(waker->state, now);
-      machine.stopped(ev.waking);
-      if (ev.parks) machine.parked(ev.waking);
-      else machine.spinning(ev.waking);
+      auto ww = machine.worker(ev.waking);
+      ww.stopped();
+      if (ev.parks) ww.parked();
+      else ww.spinning();
     }
     // The run of the wake-up placed `lag` before, with the entry its
     // wake-up found.
     auto& r = this->pending[i % lag];
-    machine.dequeued(r.cpu);
-    machine.running(r.cpu);
+    auto rw = machine.worker(r.cpu);
+    rw.dequeued();
+    rw.running();
     r.ref->ran_on(r.cpu);
     if constexpr (C::reports) this->placer.task_runs(r.ref->state, now);
     this->current[r.cpu] = r.task;

@@ -207,6 +207,9 @@ TEST_CASE("unchecked: kit::Machine keeps an out-of-range worker in its counters"
   CHECK(m.at(Nanoseconds{0}).nr_running(3) == 1);
   m.queued(5);  // worker 1's
   CHECK(m.nr_running(1) == 1);
+  m.worker(6).running();  // worker 2's
+  CHECK(m.nr_running(2) == 1);
+  m.worker(6).stopped();
   CHECK(m.is_idle(0));
   CHECK(m.is_idle(2));
 }

@@ -37,6 +37,35 @@ TEST_CASE("the counters answer as the kernel's runqueue does", "[kit][machine]")
   CHECK_THROWS_AS(Machine{0}, std::invalid_argument);
 }
 
+TEST_CASE("a worker's handle updates the counters as the calls that take the worker do", "[kit][machine]") {
+  Machine m{3};
+  m.queued(1);
+  m.queued(1);
+  auto w = m.worker(1);
+  w.dequeued();  // a run's start: its task leaves the queue, the worker runs it
+  w.running();
+  CHECK(m.queued_on(1) == 1);
+  CHECK(m.nr_running(1) == 2);
+  CHECK(m.idle_state(1) == IdleState::busy);
+  w.stopped();  // its end, then the wait: spin, park, awake
+  w.spinning();
+  CHECK(m.nr_running(1) == 1);
+  CHECK(m.idle_state(1) == IdleState::spinning);
+  w.dequeued();
+  w.parked();
+  CHECK(m.is_idle(1));
+  CHECK(m.idle_state(1) == IdleState::parked);
+  w.awake();
+  CHECK(m.idle_state(1) == IdleState::busy);
+  w.preempted_until(Nanoseconds{500});
+  CHECK_FALSE(m.at(Nanoseconds{499}).is_idle(1));
+  CHECK(m.at(Nanoseconds{500}).is_idle(1));
+  // The others' counters are untouched.
+  CHECK(m.is_idle(0));
+  CHECK(m.is_idle(2));
+  CHECK(m.at(Nanoseconds{0}).is_idle(2));
+}
+
 TEST_CASE("an out-of-range worker is a precondition error", "[kit][machine]") {
   // Checked builds (every test): PreconditionError; release builds stay in
   // the machine's counters (tests/faults/exceptions.test.cpp, unchecked).
@@ -44,6 +73,7 @@ TEST_CASE("an out-of-range worker is a precondition error", "[kit][machine]") {
   CHECK_THROWS_AS(m.running(3), taskplace::PreconditionError);
   CHECK_THROWS_AS((void)m.nr_running(7), taskplace::PreconditionError);
   CHECK_THROWS_AS((void)m.at(Nanoseconds{0}).is_idle(3), taskplace::PreconditionError);
+  CHECK_THROWS_AS((void)m.worker(3), taskplace::PreconditionError);
   CHECK(m.is_idle(0));  // nothing was counted
 }
 

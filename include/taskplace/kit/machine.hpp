@@ -22,6 +22,7 @@
 //
 //   taskplace::kit::Machine m{workers, taskplace::kit::costs_of(calibrate())};
 //   m.queued(c);  ... m.running(c); ... m.stopped(c); m.parked(c);
+//   auto w = m.worker(c); w.dequeued(); w.running();  // several updates, one address
 //   placer.place(wakeup, m.at(now, topology), now);
 //   balancer.balance(c, st, pull, clock, m.overload());
 #pragma once
@@ -114,23 +115,45 @@ class Machine {
     return !overloaded_.exchange(true, std::memory_order_relaxed);
   }
   // Effects: a task left c's queue (to run there, or stolen).
-  void dequeued(CpuId c) TASKPLACE_NOEXCEPT { at(c).queued.fetch_sub(1, std::memory_order_relaxed); }
+  void dequeued(CpuId c) TASKPLACE_NOEXCEPT { worker(c).dequeued(); }
   // Effects: c starts / stops running a task. Owner only: plain stores.
-  void running(CpuId c) TASKPLACE_NOEXCEPT {
-    Counters& k = at(c);
-    k.running.store(1, std::memory_order_relaxed);
-    set_idle(k, IdleState::busy);
-  }
-  void stopped(CpuId c) TASKPLACE_NOEXCEPT { at(c).running.store(0, std::memory_order_relaxed); }
+  void running(CpuId c) TASKPLACE_NOEXCEPT { worker(c).running(); }
+  void stopped(CpuId c) TASKPLACE_NOEXCEPT { worker(c).stopped(); }
   // Effects: c, with nothing to run, spins / parks / stops waiting.
-  void spinning(CpuId c) TASKPLACE_NOEXCEPT { set_idle(at(c), IdleState::spinning); }
-  void parked(CpuId c) TASKPLACE_NOEXCEPT { set_idle(at(c), IdleState::parked); }
-  void awake(CpuId c) TASKPLACE_NOEXCEPT { set_idle(at(c), IdleState::busy); }
+  void spinning(CpuId c) TASKPLACE_NOEXCEPT { worker(c).spinning(); }
+  void parked(CpuId c) TASKPLACE_NOEXCEPT { worker(c).parked(); }
+  void awake(CpuId c) TASKPLACE_NOEXCEPT { worker(c).awake(); }
   // Effects: c lost its CPU to other threads: it is not idle for the
   //   placer until `until` (kernel: vcpu_is_preempted()).
-  void preempted_until(CpuId c, Nanoseconds until) TASKPLACE_NOEXCEPT {
-    at(c).preempted_until.store(until.count(), std::memory_order_relaxed);
-  }
+  void preempted_until(CpuId c, Nanoseconds until) TASKPLACE_NOEXCEPT { worker(c).preempted_until(until); }
+
+  // One worker's counters, addressed once, for a worker thread that makes
+  // several updates in a row (a run's start: dequeued, running; its end:
+  // stopped, then spinning or parked). The calls above, without the
+  // worker's address computed again after each locked instruction (some 4
+  // instructions a call). Cheap to copy; valid as long as the machine.
+  class Worker {
+   public:
+    void dequeued() noexcept { k_->queued.fetch_sub(1, std::memory_order_relaxed); }
+    void running() noexcept {
+      k_->running.store(1, std::memory_order_relaxed);
+      set_idle(*k_, IdleState::busy);
+    }
+    void stopped() noexcept { k_->running.store(0, std::memory_order_relaxed); }
+    void spinning() noexcept { set_idle(*k_, IdleState::spinning); }
+    void parked() noexcept { set_idle(*k_, IdleState::parked); }
+    void awake() noexcept { set_idle(*k_, IdleState::busy); }
+    void preempted_until(Nanoseconds until) noexcept {
+      k_->preempted_until.store(until.count(), std::memory_order_relaxed);
+    }
+
+   private:
+    friend class Machine;
+    explicit Worker(Counters& k) noexcept : k_(&k) {}
+    Counters* k_;
+  };
+  // Precondition: c < worker_count() (as every call that takes a worker).
+  Worker worker(CpuId c) TASKPLACE_NOEXCEPT { return Worker{at(c)}; }
 
   // --- reads -------------------------------------------------------------
   std::uint32_t queued_on(CpuId c) const TASKPLACE_NOEXCEPT { return at(c).queued.load(std::memory_order_relaxed); }
@@ -182,7 +205,8 @@ class Machine {
   class At {
    public:
     At(const Machine& m, Nanoseconds now) noexcept : m_(&m), w_(m.w_.get()), mask_(m.mask_), now_(now.count()) {}
-    bool is_idle(CpuId c) const TASKPLACE_NOEXCEPT {
+    // Always inlined: the search asks it of each worker it walks.
+    TASKPLACE_ALWAYS_INLINE bool is_idle(CpuId c) const TASKPLACE_NOEXCEPT {
       const Counters& k = at(c);
       return k.running.load(std::memory_order_relaxed) + k.queued.load(std::memory_order_relaxed) == 0 &&
              k.preempted_until.load(std::memory_order_relaxed) <= now_;
