@@ -114,6 +114,10 @@ class WakePlacer {
     // another thread of the runtime): a CostGate judges it on the wakee
     // alone (its tests b and c), nothing else reads the key.
     TaskKey waker_key = no_task;
+    // With waker null and a key: the waker's flips as its own thread read
+    // them (flips().flips(state)), for CostGate's many-partners test; 0:
+    // unknown. Ignored when waker is given.
+    std::uint32_t waker_flips = 0;
     task_state* wakee = nullptr;  // required
     TaskKey wakee_key = no_task;
     CpuId waking_cpu = 0;       // the CPU running the waker; must be valid
@@ -378,7 +382,8 @@ class WakePlacer {
 
   // What CostGate reads, and only that: the waking CPU's tasks, the
   // wakee's run, the waker's overlap (before this wake-up's stamp; each
-  // detail::typical_of), the move cost (callbacks: the machine's). A
+  // detail::typical_of), the move cost (callbacks: the machine's), both
+  // tasks' flips and the wide step's factor. A
   // waker known by its key alone has no overlap to read (test a fails)
   // and no last wakee.
   template <class M>
@@ -395,6 +400,9 @@ class WakePlacer {
     // records on a copy).
     in.waker_last_wakee = w.waker != nullptr ? flips_.last_wakee(w.waker->flips) : no_task;
     in.wakee_last_wakee = flips_.last_wakee(w.wakee->flips);
+    in.waker_flips = w.waker != nullptr ? flips_.flips(w.waker->flips) : w.waker_flips;
+    in.wakee_flips = flips_.flips(w.wakee->flips);
+    in.wide_factor = static_cast<std::uint32_t>(factor_policy::factor(*topology_, waking));
     return in;
   }
 
@@ -567,7 +575,7 @@ class WakePlacer {
   void emit(const Wakeup& w, CpuId waking, CpuId prev, const Placement& p, Nanoseconds now) const {
     if constexpr (detail::hook_enabled<hook_type>())
       hook_(WakeEvent{w.waker_key, w.wakee_key, waking, prev, p, now, w.sync,
-                      w.waker == nullptr && w.waker_key != no_task});
+                      w.waker == nullptr && w.waker_key != no_task, w.waker == nullptr ? w.waker_flips : 0});
   }
   template <class F>
   void fall_back(Placement& p, const F& allowed) const {

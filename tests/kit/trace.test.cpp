@@ -334,11 +334,17 @@ TEST_CASE("a wake event says when the waker was given by its key alone", "[kit][
                m, Nanoseconds{1'000});
   placer.place({.waker = &waker, .waker_key = 7, .wakee = &wakee, .wakee_key = 8, .waking_cpu = 0, .prev_cpu = 1},
                m, Nanoseconds{2'000});
+  // The flips a runtime read on the waker's thread go with the event.
+  placer.place({.waker = nullptr, .waker_key = 7, .waker_flips = 12, .wakee = &wakee, .wakee_key = 8,
+                .waking_cpu = 0, .prev_cpu = 1},
+               m, Nanoseconds{3'000});
   const Json j = parse(trace);
   const auto& e = j["traceEvents"].array();
   CHECK(e.at(0)["args"]["waker"].num() == 7);
   CHECK(std::get<bool>(e.at(0)["args"]["waker_by_key"].v));
+  CHECK(!e.at(0)["args"].has("waker_flips"));  // 0: none
   CHECK(!e.at(1)["args"].has("waker_by_key"));
+  CHECK(e.at(2)["args"]["waker_flips"].num() == 12);
 }
 
 TEST_CASE("a view marks the CPUs whose answers changed under the placer", "[kit][trace]") {

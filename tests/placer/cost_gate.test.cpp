@@ -102,6 +102,76 @@ TEST_CASE("a 1:N dispatcher's wakees spread when their work exceeds the crossing
   CHECK(verdict(gate_input(20us, 0ns, 650ns)) == WakeReason::no_search);
 }
 
+TEST_CASE("a waker or a wakee of many partners is left to the kernel's steps", "[cost_gate]") {
+  // Flips (before this wake-up) at the wide factor, the LLC's size: no
+  // test keeps the wakee, not (a), (b) nor (c). Below it, the tests as
+  // before. Factor 2 (a 2-worker LLC).
+  auto in = gate_input(0ns, 100ns, 15us);  // (a) holds: A blocks at once, B ran here
+  in.wide_factor = 2;
+  CHECK(verdict(in) == WakeReason::waker_blocks);
+  in.waker_flips = 1;  // one partner switch: still a pair-like waker
+  CHECK(verdict(in) == WakeReason::waker_blocks);
+  in.waker_flips = 2;  // a dispatcher: pgbench's client over its backends
+  CHECK(verdict(in) == WakeReason::no_search);
+  CHECK_FALSE(CostGate::keeps_from_busy(in));
+  CHECK_FALSE(CostGate::after_search(in, false));
+  in.waker_flips = 0;
+  in.wakee_flips = 2;  // the wakee is the dispatcher, woken by one of its partners
+  CHECK(verdict(in) == WakeReason::no_search);
+  CHECK_FALSE(CostGate::keeps_from_busy(in));
+  // The default factor is the most a count can be: a caller that fills
+  // no factor sees the tests as before, whatever the flips.
+  auto plain = gate_input(0ns, 100ns, 15us);
+  plain.waker_flips = plain.wakee_flips = 1'000'000;
+  CHECK(verdict(plain) == WakeReason::waker_blocks);
+  CHECK(CostGate::keeps_from_busy(plain).reason == WakeReason::busy_short);
+}
+
+TEST_CASE("traits::Runtime spreads a dispatcher's wakees onto a parked worker, a pair's stays",
+          "[cost_gate][wake_placer]") {
+  // Worker 1 parked (15 us to unpark), B runs 3 us (pgbench's backend),
+  // prev worker 1: alone, (b) keeps B on worker 0, 3 us < 15 us. Once
+  // the waker has switched partners twice (the LLC's 2 workers), the
+  // kernel's steps place B: worker 1 is idle (idle_prev).
+  using Placer = WakePlacer<UniformTopology, traits::Runtime>;
+  UniformTopology topo{1, 1, 2, 1};
+  Placer placer{topo};
+  kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 15us, .crossing = 650ns}};
+  m.running(0);
+  m.parked(1);
+  Placer::task_state a{}, b{}, c{}, d{};
+  Nanoseconds now = 1ms;
+  for (auto* t : {&b, &c, &d}) {  // each ran 3 us on worker 1
+    placer.task_runs(*t, now);
+    now += 3us;
+    placer.task_sleeps(*t, now);
+  }
+  const auto wake = [&](Placer::task_state& t, TaskKey k) {
+    now += 1us;
+    return placer.place({.waker = &a, .waker_key = key_a, .wakee = &t, .wakee_key = k, .waking_cpu = 0,
+                         .prev_cpu = 1, .sync = true},
+                        m.at(now), now);
+  };
+  // Kernel record_wakee: a flip at each wake-up of another task than the
+  // last one, the first one included.
+  CHECK(wake(b, 2).reason == WakeReason::short_work);  // A's flips 0: B kept, worker 1 stays parked
+  CHECK(wake(b, 2).reason == WakeReason::short_work);  // flips 1; the same partner: no flip
+  CHECK(wake(c, 3).reason == WakeReason::short_work);  // flips 1 before this one: kept
+  const Placement spread = wake(d, 4);                 // flips 2: a dispatcher
+  CHECK(spread.cpu == 1u);
+  CHECK(spread.reason == WakeReason::idle_prev);
+  // The same waker known by its key alone, on another thread: its flips
+  // as the runtime read them there decide alike; without them (0), (b).
+  const auto by_key = [&](std::uint32_t flips) {
+    now += 1us;
+    return placer.place({.waker = nullptr, .waker_key = key_a, .waker_flips = flips, .wakee = &c, .wakee_key = 3,
+                         .waking_cpu = 0, .prev_cpu = 1},
+                        m.at(now), now);
+  };
+  CHECK(by_key(0).reason == WakeReason::short_work);
+  CHECK(by_key(5).cpu == 1u);
+}
+
 TEST_CASE("the gate keeps no pair it cannot judge", "[cost_gate]") {
   auto in = gate_input(100ns, 100ns, 650ns);
   in.waker = no_task;

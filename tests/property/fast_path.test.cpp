@@ -96,20 +96,23 @@ void run_streams(const UniformTopology& topo, std::uint32_t seed, int steps) {
         }
         break;
       default: {  // a wake-up, from task k, from off any task, or from task k's key alone
-        const std::uint32_t e = pick(ntasks);
+        // Mostly k's partner (k ^ 1), so that pairs form (few flips: the
+        // gate judges them) beside tasks of many partners (it leaves them).
+        const std::uint32_t e = pick(4) == 0 ? pick(ntasks) : k ^ 1u;
         const std::uint32_t how = pick(8);
         const bool off = how <= 1;
         const TaskKey waker_key = how == 0 ? no_task : k + 1;  // how 1: k's state not at hand
         const CpuId waking = off ? pick(n) : cpu_of[k];
         const CpuId prev = pick(10) == 0 ? no_cpu : cpu_of[e];
         const bool sync = pick(2) == 0, hand_off = pick(16) == 0;
+        const std::uint32_t key_flips = how == 1 ? pick(4) : 0;  // what k's thread read of its flips
         const Placement a = fast.place({.waker = off ? nullptr : &ft[k], .waker_key = waker_key,
-                                        .wakee = &ft[e], .wakee_key = e + 1, .waking_cpu = waking,
+                                        .waker_flips = key_flips, .wakee = &ft[e], .wakee_key = e + 1, .waking_cpu = waking,
                                         .prev_cpu = prev, .sync = sync, .current_cpu = hand_off,
                                         .wakee_load = 0},
                                        m.at(now), now);
         const Placement b = slow.place({.waker = off ? nullptr : &st[k], .waker_key = waker_key,
-                                        .wakee = &st[e], .wakee_key = e + 1, .waking_cpu = waking,
+                                        .waker_flips = key_flips, .wakee = &st[e], .wakee_key = e + 1, .waking_cpu = waking,
                                         .prev_cpu = prev, .sync = sync, .current_cpu = hand_off,
                                         .wakee_load = 0},
                                        m.at(now), now);

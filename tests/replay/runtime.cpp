@@ -99,6 +99,14 @@ TEST_CASE("the reader takes a wake event's fields and ts in microseconds as nano
   CHECK(in.process == "a \"pool\"!");
   CHECK(in.dropped == 5);
   CHECK(in.max_cpu_seen == 3);
+  CHECK_FALSE(w.waker_by_key);
+  CHECK(w.waker_flips == 0);
+  // A waker given by its key, with the flips its runtime read for it.
+  const ChromeTraceInput by_key = read_chrome_trace(
+      R"({"traceEvents":[{"cat":"wake","name":"idle_prev","ts":1,"args":{"waker":1,"wakee":2,"waking_cpu":0,)"
+      R"("prev_cpu":3,"target":0,"cpu":3,"waker_by_key":true,"waker_flips":9}}]})");
+  CHECK(by_key.wakes.at(0).waker_by_key);
+  CHECK(by_key.wakes.at(0).waker_flips == 9);
 }
 
 TEST_CASE("the reader takes the machine a wake event's placer read, and refuses a malformed one",

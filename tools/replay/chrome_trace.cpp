@@ -4,6 +4,7 @@
 // kept, not the document's size.
 #include "chrome_trace.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -382,6 +383,9 @@ ChromeTraceInput read_chrome_trace(std::string_view s) {
           w.wide = flag(args, "wide");
           w.sync = flag(args, "sync");
           w.waker_by_key = flag(args, "waker_by_key");
+          if (w.waker_by_key && args != nullptr && args->find("waker_flips") != nullptr)
+            w.waker_flips = static_cast<std::uint32_t>(
+                std::min<std::uint64_t>(integer(r, ev, args, "waker_flips"), UINT32_MAX));
           if (const Value* m = args != nullptr ? args->find("machine") : nullptr) {
             w.view = machine_view(r, *m);
             ++out.views;

@@ -41,6 +41,7 @@ struct RecordedWake {
   bool wide = false;
   bool sync = false;
   bool waker_by_key = false;  // args.waker_by_key: the runtime gave its placer the waker's key, not its state
+  std::uint32_t waker_flips = 0;  // args.waker_flips: with waker_by_key, the flips it passed (Wakeup::waker_flips)
   // args.machine: what the runtime's placer read (view.cpus == 0: the
   // event has none, as in traces written before the kit recorded it).
   kit::MachineView view;

@@ -153,6 +153,7 @@ class SetReplay final : public AnySet {
     typename Placer::Wakeup up;
     up.waker = waker;
     up.waker_key = w.waker;
+    up.waker_flips = w.waker_flips;
     up.wakee = &wakee;
     up.wakee_key = w.wakee;
     up.waking_cpu = w.waking_cpu;

@@ -268,6 +268,7 @@ class ChromeTrace {
         << (p.wide ? "true" : "false") << ",\"sync\":" << (e.sync ? "true" : "false")
         << ",\"scanned\":" << p.scanned << ",\"reservation_skips\":" << p.reservation_skips;
     if (e.waker_by_key) out << R"(,"waker_by_key":true)";
+    if (e.waker_by_key && e.waker_flips != 0) out << R"(,"waker_flips":)" << e.waker_flips;
     if (v.cpus != 0) write_view(out, v);
     out << "}}";
   }

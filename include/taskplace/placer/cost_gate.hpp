@@ -29,6 +29,16 @@
 //       on w before a move would have paid for itself. A run that short
 //       also bounds what B's cache holds, so pulling B from another CPU
 //       refills little.
+// Neither test keeps B when A or B has many partners: its flips (before
+// this wake-up) reach the wide step's factor, the LLC's size (the flips
+// of the kernel's wake_wide, each side alone). The tests judge one
+// wake-up's move, but a dispatcher's wake-ups follow each other: keeping
+// its wakees stacks them on its worker (pgbench's backends behind their
+// client, each next one judged from a longer queue, the idle workers
+// parked, so dearer still), and keeping a dispatcher on the worker of the
+// wakee that answered moves the centre of its star at every answer. The
+// kernel's pipeline places them as it does: a parked worker's unpark
+// then serves the wakees after the first.
 // Test (a) asks that B ran on w, or that the two are a pair: pulling a
 // task that runs long from the CPU that holds its cache costs its refill
 // (the kernel's migration cost), which the crossing cost does not count;
@@ -155,13 +165,18 @@ struct CostGate {
   // Both give the same decisions and state.
   static constexpr bool fast_path = true;
 
+  // Returns: whether the waker or the wakee has many partners (flips >=
+  //   the wide factor): no test keeps the wakee.
+  static constexpr bool many_partners(const WakeOnCurrentInput& in) noexcept {
+    return in.waker_flips >= in.wide_factor || in.wakee_flips >= in.wide_factor;
+  }
   // Returns: kept with reason waker_blocks (test a) or short_work (test b),
   //   or not kept. No product is formed: q * d < budget is tested as
   //   q <= (budget - 1) / d, so no input overflows.
   // Complexity: O(1). Thread-safety: pure. Always inlined: in the
   // placer's fast path the input is then never built in memory.
   TASKPLACE_ALWAYS_INLINE static constexpr KeepVerdict decide(const WakeOnCurrentInput& in) noexcept {
-    if (in.waker == no_task || in.waker == in.wakee) return {};
+    if (in.waker == no_task || in.waker == in.wakee || many_partners(in)) return {};
     const std::int64_t cost = in.move_cost.count();
     const std::int64_t d = in.wakee_duration.count();
     const std::uint32_t q = in.waking_nr_running > 0 ? in.waking_nr_running - 1 : 0;
@@ -181,7 +196,7 @@ struct CostGate {
   //   do not count: the wakee queues behind work on either CPU.
   // Complexity: O(1). Thread-safety: pure.
   static constexpr KeepVerdict keeps_from_busy(const WakeOnCurrentInput& in) noexcept {
-    if (in.waker == no_task || in.waker == in.wakee) return {};
+    if (in.waker == no_task || in.waker == in.wakee || many_partners(in)) return {};
     const std::int64_t d = in.wakee_duration.count();
     if (d > 0 && d < in.move_cost.count()) return {WakeReason::busy_short};
     return {};

@@ -44,7 +44,7 @@ struct WakeOnCurrentInput {
   std::uint32_t waking_nr_running;  // tasks on the waking CPU, the waker included
   Nanoseconds waker_duration;       // the waker's average run between sleeps (0: unknown)
   Nanoseconds wakee_duration;
-  std::uint32_t waker_flips;        // after this wake-up was recorded
+  std::uint32_t waker_flips;        // after this wake-up was recorded (CostGate: before it)
   std::uint32_t wakee_flips;
   TaskKey waker_last_wakee;         // after this wake-up was recorded
   TaskKey wakee_last_wakee;
@@ -55,6 +55,10 @@ struct WakeOnCurrentInput {
   Nanoseconds waker_overlap{0};     // the waker's average overlap (OverlapTracker)
   Nanoseconds move_cost{0};         // the least a move off the waking CPU costs (move_cost())
   bool wakee_ran_here = false;      // the wakee last ran on the waking CPU (prev == waking)
+  // The wide step's factor (the LLC's size): CostGate leaves a waker or a
+  // wakee with this many flips (before this wake-up's record) to the
+  // kernel's pipeline. The most: never.
+  std::uint32_t wide_factor = UINT32_MAX;
   // CostGate reads waker_last_wakee and wakee_last_wakee as they were
   // before this wake-up's record (WakeOnCurrent: after it).
 };

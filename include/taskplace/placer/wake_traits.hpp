@@ -151,6 +151,9 @@ struct WakeEvent {
   // set: a wake-up made on another thread of the runtime): no state of it
   // was read or written.
   bool waker_by_key = false;
+  // With waker_by_key: the waker's flips the runtime passed
+  // (Wakeup::waker_flips; 0: none).
+  std::uint32_t waker_flips = 0;
 };
 
 static_assert(DecisionHook<NoHook, WakeEvent>);

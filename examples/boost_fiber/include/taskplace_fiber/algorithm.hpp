@@ -305,6 +305,9 @@ class Group {
     // the waker's state belongs to the other thread). A hint as well: the
     // two may come from different wake-ups.
     std::atomic<taskplace::TaskKey> remote_waker_key{taskplace::no_task};
+    // And its flips, read on its thread (Wakeup::waker_flips): a
+    // dispatcher that wakes many stays known as one across threads.
+    std::atomic<std::uint32_t> remote_waker_flips{0};
     std::atomic<bool> registered{false};
     std::optional<typename balancer_type::state> idle;  // owner thread only
     // The worker's steals (kit::Stealer): its counts, and per level the
@@ -565,6 +568,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     }
     typename G::task_state* waker = nullptr;
     taskplace::TaskKey waker_key = taskplace::no_task;
+    std::uint32_t waker_flips = 0;
     CpuId waking = id_;
     if (active == nullptr || active->is_context(type::dispatcher_context)) {
       // Woken from another thread (or by a timer): the waking CPU is the
@@ -573,9 +577,13 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
       const CpuId hint = g_->slots_[id_].remote_waker.exchange(taskplace::no_cpu, std::memory_order_relaxed);
       const taskplace::TaskKey hint_key =
           g_->slots_[id_].remote_waker_key.exchange(taskplace::no_task, std::memory_order_relaxed);
+      const std::uint32_t hint_flips = g_->slots_[id_].remote_waker_flips.load(std::memory_order_relaxed);
       if (hint < g_->worker_count()) {
         waking = hint;
-        if (hint_key != reinterpret_cast<taskplace::TaskKey>(ctx)) waker_key = hint_key;
+        if (hint_key != reinterpret_cast<taskplace::TaskKey>(ctx)) {
+          waker_key = hint_key;
+          waker_flips = hint_flips;
+        }
       }
     } else if (active != ctx) {
       if (auto* p = base::get_properties(active)) {
@@ -585,7 +593,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     }
     const Nanoseconds now = g_->clock_.now();
     const auto placement = g_->placer_.place(
-        {.waker = waker, .waker_key = waker_key, .wakee = &props.task,
+        {.waker = waker, .waker_key = waker_key, .waker_flips = waker_flips, .wakee = &props.task,
          .wakee_key = reinterpret_cast<taskplace::TaskKey>(ctx), .waking_cpu = waking,
          .prev_cpu = props.last_worker, .wakee_load = taskplace::kit::wakee_load<typename G::placer_type>},
         // Traced: the answers it reads go with the wake event (kit::observed).
@@ -651,6 +659,10 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
         const context* active = context::active();
         const bool fiber = active != nullptr && !active->is_context(type::pinned_context) &&
                            !active->is_context(type::dispatcher_context);
+        g_->slots_[id_].remote_waker_flips.store(
+            fiber ? g_->placer_.flips().flips(static_cast<properties_type*>(base::get_properties(const_cast<context*>(active)))->task.flips)
+                  : 0,
+            std::memory_order_relaxed);
         g_->slots_[id_].remote_waker_key.store(fiber ? reinterpret_cast<taskplace::TaskKey>(active) : taskplace::no_task,
                                                std::memory_order_relaxed);
       }
