@@ -103,9 +103,9 @@ TEST_CASE("a 1:N dispatcher's wakees spread when their work exceeds the crossing
 }
 
 TEST_CASE("a waker or a wakee of many partners is left to the kernel's steps", "[cost_gate]") {
-  // Flips (before this wake-up) at the wide factor, the LLC's size: no
-  // test keeps the wakee, not (a), (b) nor (c). Below it, the tests as
-  // before. Factor 2 (a 2-worker LLC).
+  // Flips (before this wake-up) at the wide factor, the LLC's size:
+  // neither (a) nor (b) keeps the wakee. Below it, the tests as before.
+  // Factor 2 (a 2-worker LLC).
   auto in = gate_input(0ns, 100ns, 15us);  // (a) holds: A blocks at once, B ran here
   in.wide_factor = 2;
   CHECK(verdict(in) == WakeReason::waker_blocks);
@@ -113,12 +113,14 @@ TEST_CASE("a waker or a wakee of many partners is left to the kernel's steps", "
   CHECK(verdict(in) == WakeReason::waker_blocks);
   in.waker_flips = 2;  // a dispatcher: pgbench's client over its backends
   CHECK(verdict(in) == WakeReason::no_search);
-  CHECK_FALSE(CostGate::keeps_from_busy(in));
-  CHECK_FALSE(CostGate::after_search(in, false));
+  CHECK_FALSE(CostGate::after_search(in, false));  // nor (d), which asks (a) and (b)
+  // Test (c) still holds: every worker busy, a move buys no parallel time
+  // whoever the partners are (hackbench's senders and receivers).
+  CHECK(CostGate::after_search(in, true).reason == WakeReason::busy_short);
   in.waker_flips = 0;
   in.wakee_flips = 2;  // the wakee is the dispatcher, woken by one of its partners
   CHECK(verdict(in) == WakeReason::no_search);
-  CHECK_FALSE(CostGate::keeps_from_busy(in));
+  CHECK(CostGate::keeps_from_busy(in).reason == WakeReason::busy_short);
   // The default factor is the most a count can be: a caller that fills
   // no factor sees the tests as before, whatever the flips.
   auto plain = gate_input(0ns, 100ns, 15us);

@@ -34,11 +34,12 @@
 // of the kernel's wake_wide, each side alone). The tests judge one
 // wake-up's move, but a dispatcher's wake-ups follow each other: keeping
 // its wakees stacks them on its worker (pgbench's backends behind their
-// client, each next one judged from a longer queue, the idle workers
-// parked, so dearer still), and keeping a dispatcher on the worker of the
+// client, each next one judged from a longer queue, while the idle
+// worker stays parked), and keeping a dispatcher on the worker of the
 // wakee that answered moves the centre of its star at every answer. The
 // kernel's pipeline places them as it does: a parked worker's unpark
-// then serves the wakees after the first.
+// then serves the wakees after the first. (Test (c) below still applies:
+// with no idle worker, nothing is stacked away from one.)
 // Test (a) asks that B ran on w, or that the two are a pair: pulling a
 // task that runs long from the CPU that holds its cache costs its refill
 // (the kernel's migration cost), which the crossing cost does not count;
@@ -196,7 +197,7 @@ struct CostGate {
   //   do not count: the wakee queues behind work on either CPU.
   // Complexity: O(1). Thread-safety: pure.
   static constexpr KeepVerdict keeps_from_busy(const WakeOnCurrentInput& in) noexcept {
-    if (in.waker == no_task || in.waker == in.wakee || many_partners(in)) return {};
+    if (in.waker == no_task || in.waker == in.wakee) return {};
     const std::int64_t d = in.wakee_duration.count();
     if (d > 0 && d < in.move_cost.count()) return {WakeReason::busy_short};
     return {};
