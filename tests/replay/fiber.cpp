@@ -3,8 +3,11 @@
 // ran, over the machine each placement read, decides as the group did.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <boost/fiber/all.hpp>
 
@@ -65,6 +68,55 @@ ChromeTraceInput traced_pairs(int rounds) {
   return in;
 }
 
+// A group of 2 workers under Runtime, traced, runs one client fiber that
+// keeps a request at each of 4 backends (pgbench's 1:N), `requests` in
+// all: the client's flips grow, and its wake-ups of backends on the other
+// worker name it by its key and its flips (Wakeup::waker_flips).
+ChromeTraceInput traced_dispatcher(int requests) {
+  kit::ChromeTrace trace{1 << 16};
+  taskplace_fiber::TracedGroup<traits::Runtime> group{2};
+  group.trace(&trace);
+  taskplace_fiber::run(group, [&] {
+    constexpr int backends = 4;
+    std::vector<std::unique_ptr<boost::fibers::buffered_channel<int>>> req;
+    for (int i = 0; i < backends; ++i) req.push_back(std::make_unique<boost::fibers::buffered_channel<int>>(2));
+    boost::fibers::buffered_channel<int> reply{8};
+    std::vector<boost::fibers::fiber> fs;
+    for (int i = 0; i < backends; ++i)
+      fs.emplace_back([&, i] {
+        int v = 0;
+        while (req[i]->pop(v) == boost::fibers::channel_op_status::success) {
+          const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds{3};
+          while (std::chrono::steady_clock::now() < until) {
+          }
+          reply.push(i);
+        }
+      });
+    boost::fibers::fiber client([&] {  // a fiber: the main context is pinned, and names no waker
+      int sent = 0;
+      for (int i = 0; i < backends; ++i, ++sent) req[i]->push(i);
+      for (int got = 0; got < requests; ++got) {
+        int from = 0;
+        reply.pop(from);
+        if (sent < requests) {
+          req[from]->push(from);
+          ++sent;
+        }
+      }
+      for (auto& r : req) r->close();
+    });
+    client.join();
+    for (auto& f : fs) f.join();
+  });
+  const auto st = group.stats();
+  INFO("placed remote " << st.placed_remote << ", migrations " << st.migrations << ", steals " << st.steals);
+  CHECK(st.migrations > 0);
+  REQUIRE(trace.dropped() == 0);
+  std::ostringstream out;
+  trace.write(out);
+  return read_chrome_trace(out.str());
+}
+
 // The decisions a replay may not reproduce beyond the torn views it
 // counts: a view records each kind of answer (idle state, counts, costs)
 // once per CPU and marks a CPU torn when one kind disagrees with itself;
@@ -122,4 +174,27 @@ TEST_CASE("a fiber group's trace under Current replays to the group's decisions"
   };
   CHECK(near(current.idle, r.recorded.idle));
   CHECK(near(current.affine, r.recorded.affine));
+}
+
+TEST_CASE("a fiber group's 1:N trace under Runtime replays to the group's decisions, the flips of a waker "
+          "on another worker included",
+          "[replay][runtime][fiber]") {
+  const ChromeTraceInput in = traced_dispatcher(2000);
+  REQUIRE(in.wakes.size() >= 2000);
+  Options o;
+  o.cpus = 2;
+  const RuntimeResult r = run_runtime(in, o);
+  const SetResult& runtime = set(r, "traits::Runtime");
+  INFO("torn views: " << r.torn << ", same decision " << runtime.same_decision << " of " << runtime.wakeups);
+  CHECK(runtime.wakeups - runtime.same_decision <= r.torn + unseen_tears(runtime.wakeups));
+  // Some wake-ups named a waker on the other worker by its key; where the
+  // client made them, its flips came with them.
+  std::size_t by_key = 0, with_flips = 0;
+  for (const RecordedWake& w : in.wakes) {
+    by_key += w.waker_by_key;
+    with_flips += w.waker_by_key && w.waker_flips >= 2;
+  }
+  INFO("by key " << by_key << ", with flips " << with_flips);
+  CHECK(by_key > 0);
+  CHECK(with_flips > 0);
 }
