@@ -51,6 +51,20 @@ constexpr WakeOnCurrentInput gate_input(Nanoseconds overlap, Nanoseconds run, Na
   in.wakee_ran_here = ran_here;
   return in;
 }
+// Two workers in one LLC under traits::Runtime, worker 0 running a task;
+// a spinning worker costs 300 ns to wake, a parked one `parked`, a move
+// at least 650 ns.
+struct TwoWorkers {
+  using Placer = WakePlacer<UniformTopology, traits::Runtime>;
+  UniformTopology topo{1, 1, 2, 1};
+  Placer placer{topo};
+  kit::Machine m;
+  explicit TwoWorkers(Nanoseconds parked)
+      : m{2, kit::WakeCosts{.spinning = 300ns, .parked = parked, .crossing = 650ns}} {
+    m.running(0);
+  }
+  TwoWorkers(const TwoWorkers&) = delete;  // the placer points at topo
+};
 constexpr WakeReason verdict(const WakeOnCurrentInput& in) {
   const KeepVerdict v = CostGate::decide(in);
   return v ? v.reason : WakeReason::no_search;
@@ -135,11 +149,10 @@ TEST_CASE("traits::Runtime spreads a dispatcher's wakees onto a parked worker, a
   // prev worker 1: alone, (b) keeps B on worker 0, 3 us < 15 us. Once
   // the waker has switched partners twice (the LLC's 2 workers), the
   // kernel's steps place B: worker 1 is idle (idle_prev).
-  using Placer = WakePlacer<UniformTopology, traits::Runtime>;
-  UniformTopology topo{1, 1, 2, 1};
-  Placer placer{topo};
-  kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 15us, .crossing = 650ns}};
-  m.running(0);
+  using Placer = TwoWorkers::Placer;
+  TwoWorkers w{15us};
+  auto& placer = w.placer;
+  auto& m = w.m;
   m.parked(1);
   Placer::task_state a{}, b{}, c{}, d{};
   Nanoseconds now = 1ms;
@@ -400,11 +413,10 @@ TEST_CASE("a waker known by its key alone: the wakee is judged on its own run (t
           "[cost_gate][wake_placer]") {
   // A wake-up made on another thread of the runtime: waking_cpu 0 ran the
   // waker, whose state is not at hand (waker null, its key given).
-  using Placer = WakePlacer<UniformTopology, traits::Runtime>;
-  UniformTopology topo{1, 1, 2, 1};
-  Placer placer{topo};
-  kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
-  m.running(0);
+  using Placer = TwoWorkers::Placer;
+  TwoWorkers w{30us};
+  auto& placer = w.placer;
+  auto& m = w.m;
   m.spinning(1);
   Placer::task_state b{};
   Nanoseconds now = 1ms;
