@@ -486,7 +486,8 @@ BOOST_AUTO_TEST_CASE(run_reports_a_taken_worker_and_zero_workers) {
 // Returns: the values the consumer got.
 template <class G>
 int cross_thread_pushes(G& group, std::atomic<taskplace::TaskKey>& consumer,
-                        const std::function<void()>& from = {}) {
+                        const std::function<void()>& from = {},
+                        boost::fibers::launch launch = boost::fibers::launch::post) {
   using Algo = taskplace_fiber::Algorithm<G>;
   boost::fibers::unbuffered_channel<int> ch;
   std::atomic<bool> started{false}, done{false};
@@ -510,7 +511,7 @@ int cross_thread_pushes(G& group, std::atomic<taskplace::TaskKey>& consumer,
       for (int i = 0; i < 500; ++i) ch.push(i);
       ch.close();
     };
-    if (from) boost::fibers::fiber(push).join();
+    if (from) boost::fibers::fiber(launch, push).join();
     else push();
     while (!done.load()) boost::this_fiber::yield();
   });
@@ -588,6 +589,21 @@ BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_fiber_names_the_waking_fiber) {
   // producer crosses threads, and each named the producer.
   BOOST_TEST(remote::count(producer.load(), 0) > 0);
   BOOST_TEST(remote::count(taskplace::no_task, 0) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_fiber_without_properties_yet_reads_no_flips) {
+  // The producer is launched with launch::dispatch: it runs at once, before
+  // the algorithm saw it, so it has no properties (no flips to read) when
+  // its first push wakes the consumer on the other thread; notify() reads
+  // none, and every value arrives.
+  remote::reset();
+  remote::Group group{2};
+  remote::keep_fibers(group);
+  std::atomic<taskplace::TaskKey> producer{taskplace::no_task};
+  BOOST_TEST(cross_thread_pushes(
+                 group, remote::consumer,
+                 [&] { producer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active()); },
+                 boost::fibers::launch::dispatch) == 500);
 }
 
 BOOST_AUTO_TEST_CASE(runtime_brings_a_ping_pong_pair_split_across_threads_onto_one_worker) {

@@ -659,10 +659,12 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
         const context* active = context::active();
         const bool fiber = active != nullptr && !active->is_context(type::pinned_context) &&
                            !active->is_context(type::dispatcher_context);
-        g_->slots_[id_].remote_waker_flips.store(
-            fiber ? g_->placer_.flips().flips(static_cast<properties_type*>(base::get_properties(const_cast<context*>(active)))->task.flips)
-                  : 0,
-            std::memory_order_relaxed);
+        // Its flips, read here on its own thread; a fiber launched with
+        // launch::dispatch may have no properties yet: none.
+        const auto* props =
+            fiber ? static_cast<properties_type*>(base::get_properties(const_cast<context*>(active))) : nullptr;
+        g_->slots_[id_].remote_waker_flips.store(props != nullptr ? g_->placer_.flips().flips(props->task.flips) : 0,
+                                                 std::memory_order_relaxed);
         g_->slots_[id_].remote_waker_key.store(fiber ? reinterpret_cast<taskplace::TaskKey>(active) : taskplace::no_task,
                                                std::memory_order_relaxed);
       }
