@@ -114,10 +114,6 @@ class WakePlacer {
     // another thread of the runtime): a CostGate judges it on the wakee
     // alone (its tests b and c), nothing else reads the key.
     TaskKey waker_key = no_task;
-    // With waker null and a key: the waker's flips as its own thread read
-    // them (flips().flips(state)), for CostGate's many-partners test; 0:
-    // unknown. Ignored when waker is given.
-    std::uint32_t waker_flips = 0;
     task_state* wakee = nullptr;  // required
     TaskKey wakee_key = no_task;
     CpuId waking_cpu = 0;       // the CPU running the waker; must be valid
@@ -129,6 +125,11 @@ class WakePlacer {
     // (v6.4, 2023: seccomp's synchronous user notifications). For
     // rendezvous-style primitives whose waker is known to block next.
     bool current_cpu = false;
+    // With waker null and a key: the waker's flips as its own thread read
+    // them (flips().flips(state)), for CostGate's many-partners test; 0:
+    // unknown. Ignored when waker is given. (Here, in the padding before
+    // the loads: the struct stays 64 bytes.)
+    std::uint32_t waker_flips = 0;
     std::uint64_t wakee_load = 1024;
     std::uint64_t waker_load = 1024;
   };

@@ -335,8 +335,8 @@ TEST_CASE("a wake event says when the waker was given by its key alone", "[kit][
   placer.place({.waker = &waker, .waker_key = 7, .wakee = &wakee, .wakee_key = 8, .waking_cpu = 0, .prev_cpu = 1},
                m, Nanoseconds{2'000});
   // The flips a runtime read on the waker's thread go with the event.
-  placer.place({.waker = nullptr, .waker_key = 7, .waker_flips = 12, .wakee = &wakee, .wakee_key = 8,
-                .waking_cpu = 0, .prev_cpu = 1},
+  placer.place({.waker = nullptr, .waker_key = 7, .wakee = &wakee, .wakee_key = 8, .waking_cpu = 0,
+                .prev_cpu = 1, .waker_flips = 12},
                m, Nanoseconds{3'000});
   const Json j = parse(trace);
   const auto& e = j["traceEvents"].array();

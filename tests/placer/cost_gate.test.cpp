@@ -179,8 +179,8 @@ TEST_CASE("traits::Runtime spreads a dispatcher's wakees onto a parked worker, a
   // as the runtime read them there decide alike; without them (0), (b).
   const auto by_key = [&](std::uint32_t flips) {
     now += 1us;
-    return placer.place({.waker = nullptr, .waker_key = key_a, .waker_flips = flips, .wakee = &c, .wakee_key = 3,
-                         .waking_cpu = 0, .prev_cpu = 1},
+    return placer.place({.waker = nullptr, .waker_key = key_a, .wakee = &c, .wakee_key = 3, .waking_cpu = 0,
+                         .prev_cpu = 1, .waker_flips = flips},
                         m.at(now), now);
   };
   CHECK(by_key(0).reason == WakeReason::short_work);

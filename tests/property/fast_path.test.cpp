@@ -107,14 +107,14 @@ void run_streams(const UniformTopology& topo, std::uint32_t seed, int steps) {
         const bool sync = pick(2) == 0, hand_off = pick(16) == 0;
         const std::uint32_t key_flips = how == 1 ? pick(4) : 0;  // what k's thread read of its flips
         const Placement a = fast.place({.waker = off ? nullptr : &ft[k], .waker_key = waker_key,
-                                        .waker_flips = key_flips, .wakee = &ft[e], .wakee_key = e + 1, .waking_cpu = waking,
+                                        .wakee = &ft[e], .wakee_key = e + 1, .waking_cpu = waking,
                                         .prev_cpu = prev, .sync = sync, .current_cpu = hand_off,
-                                        .wakee_load = 0},
+                                        .waker_flips = key_flips, .wakee_load = 0},
                                        m.at(now), now);
         const Placement b = slow.place({.waker = off ? nullptr : &st[k], .waker_key = waker_key,
-                                        .waker_flips = key_flips, .wakee = &st[e], .wakee_key = e + 1, .waking_cpu = waking,
+                                        .wakee = &st[e], .wakee_key = e + 1, .waking_cpu = waking,
                                         .prev_cpu = prev, .sync = sync, .current_cpu = hand_off,
-                                        .wakee_load = 0},
+                                        .waker_flips = key_flips, .wakee_load = 0},
                                        m.at(now), now);
         INFO("seed " << seed << " step " << i << ": " << to_string(a.reason) << " / " << to_string(b.reason));
         REQUIRE(a.cpu == b.cpu);

@@ -593,9 +593,9 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     }
     const Nanoseconds now = g_->clock_.now();
     const auto placement = g_->placer_.place(
-        {.waker = waker, .waker_key = waker_key, .waker_flips = waker_flips, .wakee = &props.task,
+        {.waker = waker, .waker_key = waker_key, .wakee = &props.task,
          .wakee_key = reinterpret_cast<taskplace::TaskKey>(ctx), .waking_cpu = waking,
-         .prev_cpu = props.last_worker, .wakee_load = taskplace::kit::wakee_load<typename G::placer_type>},
+         .prev_cpu = props.last_worker, .waker_flips = waker_flips, .wakee_load = taskplace::kit::wakee_load<typename G::placer_type>},
         // Traced: the answers it reads go with the wake event (kit::observed).
         taskplace::kit::observed<typename G::placer_type>(typename G::Machine{*g_, now}, g_->worker_count()), now);
     CpuId to = placement.cpu;
