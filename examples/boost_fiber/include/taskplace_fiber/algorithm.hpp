@@ -298,7 +298,9 @@ class Group {
     std::atomic<bool> pending{false};  // flag, readable without the lock
     // The worker of the last fiber that woke one of ours from another
     // thread (Boost.Fiber hands such a wake-up to our thread's dispatcher
-    // and loses who made it). A hint: a later one overwrites it.
+    // and loses who made it). A hint: a later one overwrites it, and a
+    // wake-up the dispatcher collects before notify() wrote it (Boost
+    // queues the fiber first) finds none and counts as this worker's own.
     std::atomic<CpuId> remote_waker{taskplace::no_cpu};
     // And that fiber's key (no_task for main or the dispatcher): the
     // placer judges the wakee on its own run (WakePlacer::Wakeup::waker_key;
@@ -574,7 +576,9 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
       // Woken from another thread (or by a timer): the waking CPU is the
       // remote waker's worker when notify() recorded it (any context of a
       // thread of this group, main and dispatcher included).
-      const CpuId hint = g_->slots_[id_].remote_waker.exchange(taskplace::no_cpu, std::memory_order_relaxed);
+      // The worker is published last (release): once it is read here, the
+      // key and flips of the same notify() are too.
+      const CpuId hint = g_->slots_[id_].remote_waker.exchange(taskplace::no_cpu, std::memory_order_acquire);
       const taskplace::TaskKey hint_key =
           g_->slots_[id_].remote_waker_key.exchange(taskplace::no_task, std::memory_order_relaxed);
       const std::uint32_t hint_flips = g_->slots_[id_].remote_waker_flips.load(std::memory_order_relaxed);
@@ -655,7 +659,6 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     if (waker.algorithm != this) {  // not this thread's own shutdown notify
       waker.woke = true;
       if (waker.group == static_cast<const void*>(g_) && waker.worker < g_->worker_count()) {
-        g_->slots_[id_].remote_waker.store(waker.worker, std::memory_order_relaxed);
         const context* active = context::active();
         const bool fiber = active != nullptr && !active->is_context(type::pinned_context) &&
                            !active->is_context(type::dispatcher_context);
@@ -667,6 +670,10 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
                                                  std::memory_order_relaxed);
         g_->slots_[id_].remote_waker_key.store(fiber ? reinterpret_cast<taskplace::TaskKey>(active) : taskplace::no_task,
                                                std::memory_order_relaxed);
+        // Last: awakened() reads the worker first, and the key and flips
+        // only when it found one (stored first, a worker could be read
+        // before its key was written, and name no waker).
+        g_->slots_[id_].remote_waker.store(waker.worker, std::memory_order_release);
       }
     }
     g_->notify(id_);
