@@ -97,9 +97,9 @@ inline TscSample tsc_sample() noexcept {
 // Calibration (the constructor): a (steady_clock, TSC) pair, the TSC read
 // bracketed by two steady reads (the tightest of eight tries); a busy wait
 // of the calibration window (default 2 ms, at least 100 us); a second pair.
-// The rate is the ratio of the two differences, kept as a 32-bit `mult`
-// and a `shift`:
-//   now() = base_ns + ((tsc - base_tsc) * mult) >> shift
+// The rate is the ratio of the two differences, kept as `mult`, ns per
+// tick in 32.32 fixed point:
+//   now() = base_ns + ((tsc - base_tsc) * mult) >> 32
 // with base_ns the second pair's steady time, base_tsc its TSC, and a
 // 128-bit product (no overflow, no precision lost to a pre-shift).
 //
@@ -195,7 +195,7 @@ class TscClock {
       // after construction) reads as a little earlier, not as 2^64 ticks on.
       const auto ticks = static_cast<std::int64_t>(__builtin_ia32_rdtsc() - base_tsc_);
       const i128 product = static_cast<i128>(ticks) * static_cast<std::int64_t>(mult_);
-      const i128 scaled = product >> shift_;
+      const i128 scaled = product >> shift;
       return Nanoseconds{base_ns_ + static_cast<std::int64_t>(scaled)};
     }
 #endif
@@ -235,28 +235,25 @@ class TscClock {
     __extension__ using u128 = unsigned __int128;
     const u128 hz = static_cast<u128>(ticks) * 1'000'000'000u / static_cast<std::uint64_t>(ns);
     if (hz < 100'000'000u || hz > u128{100'000'000'000u}) return;
-    // The largest shift whose mult still fits 32 bits: 2^-31 of rounding
-    // at worst, far below the calibration's own error.
-    std::uint32_t shift = 63;
-    u128 mult = (static_cast<u128>(ns) << shift) / ticks;
-    while (mult > std::numeric_limits<std::uint32_t>::max() && shift > 0) {
-      --shift;
-      mult = (static_cast<u128>(ns) << shift) / ticks;
-    }
-    if (mult == 0 || mult > std::numeric_limits<std::uint32_t>::max()) return;
+    // ns per tick in 32.32 fixed point: with hz in [1e8, 1e11] the mult
+    // lies in [2^25, 2^36], so its rounding is 2^-25 at worst, far below
+    // the calibration's own error. A constant shift makes the scaling a
+    // multiply and one double-word shift (now() is on every run's path).
+    const u128 mult = (static_cast<u128>(ns) << shift) / ticks;
+    if (mult == 0 || mult > u128{std::numeric_limits<std::int64_t>::max()}) return;
     base_tsc_ = second.tsc;
     base_ns_ = second.ns;
-    shift_ = shift;
-    mult_ = static_cast<std::uint32_t>(mult);
+    mult_ = static_cast<std::uint64_t>(mult);
   }
 #endif
 
-  // Invariant: mult_ == 0 (steady_clock) or mult_ >= 1 and shift_ < 64.
+  // The scale's fixed-point position: now() is base_ns_ + (ticks * mult_) >> shift.
+  static constexpr unsigned shift = 32;
+  // Invariant: mult_ == 0 (steady_clock) or 1 <= mult_ <= INT64_MAX.
   // Off x86-64 only mult_ is read (it stays 0).
   [[maybe_unused]] std::uint64_t base_tsc_ = 0;
   [[maybe_unused]] std::int64_t base_ns_ = 0;
-  std::uint32_t mult_ = 0;
-  [[maybe_unused]] std::uint32_t shift_ = 0;
+  std::uint64_t mult_ = 0;
 };
 static_assert(Clock<TscClock>);
 static_assert(std::is_trivially_copyable_v<TscClock>);
