@@ -174,7 +174,7 @@ class WakePlacer {
   // Thread-safety: const; concurrent calls are safe for distinct tasks with
   // AtomicStats or NoStats and a thread-safe hook.
   template <MachineState M, CpuFilter F = AnyCpu>
-  Placement place(const Wakeup& w, const M& machine, Nanoseconds now, const F& allowed = F{}) const {
+  TASKPLACE_ALWAYS_INLINE Placement place(const Wakeup& w, const M& machine, Nanoseconds now, const F& allowed = F{}) const {
     static_assert(!reserving || HasReservationState<M, reservation_policy>,
                   "Traits::Reservation keeps per-CPU state: the machine state needs reservation(c) const, "
                   "returning the policy's cpu_state (MachineState O3)");
@@ -421,7 +421,9 @@ class WakePlacer {
     }
     commit_wakee(w, now);
     stats_.add(WakeCounter::wakeups);
-    count_reason(why);
+    // CostGate::decide keeps for these two reasons only (count_reason's
+    // switch, out of line, would cost a call on every kept wake-up).
+    stats_.add(why == WakeReason::waker_blocks ? WakeCounter::waker_blocks : WakeCounter::short_work);
     return p;
   }
 
