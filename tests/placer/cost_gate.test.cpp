@@ -135,6 +135,14 @@ TEST_CASE("a waker or a wakee of many partners is left to the kernel's steps", "
   in.wakee_flips = 2;  // the wakee is the dispatcher, woken by one of its partners
   CHECK(verdict(in) == WakeReason::no_search);
   CHECK(CostGate::keeps_from_busy(in).reason == WakeReason::busy_short);
+  // An LLC of one CPU (factor 1): a pair's 1 flip (the switch to its
+  // partner) is not many; 2 are.
+  in.wide_factor = 1;
+  in.wakee_flips = 1;
+  in.waker_flips = 1;
+  CHECK(verdict(in) == WakeReason::waker_blocks);
+  in.waker_flips = 2;
+  CHECK(verdict(in) == WakeReason::no_search);
   // The default factor is the most a count can be: a caller that fills
   // no factor sees the tests as before, whatever the flips.
   auto plain = gate_input(0ns, 100ns, 15us);

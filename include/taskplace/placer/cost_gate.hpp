@@ -30,8 +30,9 @@
 //       also bounds what B's cache holds, so pulling B from another CPU
 //       refills little.
 // Neither test keeps B when A or B has many partners: its flips (before
-// this wake-up) reach the wide step's factor, the LLC's size (the flips
-// of the kernel's wake_wide, each side alone). The tests judge one
+// this wake-up) reach the wide step's factor, the LLC's size, and at least
+// 2 (the flips of the kernel's wake_wide, each side alone; one partner
+// gives a task 1 flip). The tests judge one
 // wake-up's move, but a dispatcher's wake-ups follow each other: keeping
 // its wakees stacks them on its worker (pgbench's backends behind their
 // client, each next one judged from a longer queue, while the idle
@@ -167,9 +168,12 @@ struct CostGate {
   static constexpr bool fast_path = true;
 
   // Returns: whether the waker or the wakee has many partners (flips >=
-  //   the wide factor): no test keeps the wakee.
+  //   the wide factor, and at least 2): no test keeps the wakee. A task
+  //   with one partner has 1 flip (the switch to it), so on an LLC of one
+  //   CPU (factor 1) the factor alone would call every pair many.
   static constexpr bool many_partners(const WakeOnCurrentInput& in) noexcept {
-    return in.waker_flips >= in.wide_factor || in.wakee_flips >= in.wide_factor;
+    const std::uint32_t many = in.wide_factor > 2 ? in.wide_factor : 2;
+    return in.waker_flips >= many || in.wakee_flips >= many;
   }
   // Returns: kept with reason waker_blocks (test a) or short_work (test b),
   //   or not kept. No product is formed: q * d < budget is tested as
