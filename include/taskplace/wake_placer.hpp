@@ -174,7 +174,7 @@ class WakePlacer {
   // Thread-safety: const; concurrent calls are safe for distinct tasks with
   // AtomicStats or NoStats and a thread-safe hook.
   template <MachineState M, CpuFilter F = AnyCpu>
-  TASKPLACE_ALWAYS_INLINE Placement place(const Wakeup& w, const M& machine, Nanoseconds now, const F& allowed = F{}) const {
+  Placement place(const Wakeup& w, const M& machine, Nanoseconds now, const F& allowed = F{}) const {
     static_assert(!reserving || HasReservationState<M, reservation_policy>,
                   "Traits::Reservation keeps per-CPU state: the machine state needs reservation(c) const, "
                   "returning the policy's cpu_state (MachineState O3)");
