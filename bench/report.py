@@ -510,6 +510,12 @@ class Micro:
             kit_rows.append([label, fixed(k), fixed(o), ratio(k, o), fixed(kn), fixed(on), ratio(kn, on)])
         kit = md_table(["policy set", "kit", "pool before the kit", "ratio", "kit, no LLC sample",
                         "pool, no LLC sample", "ratio"], kit_rows)
+        aa = self.get("pool_pipe affine", "instructions")
+        pipe_rows = []
+        for label, st in [("AlwaysAffine (the pool's hand-off alone)", "affine"), ("Runtime", "runtime")]:
+            v = self.get(f"pool_pipe {st}", "instructions")
+            pipe_rows.append([label, fixed(v, 0), fixed(v - aa if v is not None and aa is not None else None, 0)])
+        pipe = md_table(["policy set", "instructions a round trip", "over AlwaysAffine"], pipe_rows)
         steady, tsc = self.get("BM_clock_steady", "cpu_ns"), self.get("BM_clock_tsc", "cpu_ns")
         clock = md_table(["clock", "ns a read"], [["`SteadyClock` (steady_clock)", fixed(steady, 1)],
                                                    ["`TscClock`", fixed(tsc, 1)]])
@@ -534,6 +540,10 @@ class Micro:
             "Instructions per wake-up, 12 workers in one LLC, one stream of wake-ups "
             "([the kit against the pool before it](#the-kit-against-the-pool-before-it)):", "",
             kit, "",
+            "### A round trip of the pool's pipe", "",
+            "Instructions per round trip (two wake-ups, each task's run and sleep), the pool on 2 workers "
+            "in one LLC, the pair settled on one (`bench/micro/pool_pipe_driver.cpp`):", "",
+            pipe, "",
             "### Clock reads", "",
             "CPU ns per read, as the pool, the Boost.Fiber algorithm and the workloads' stamps read it:", "",
             clock])
