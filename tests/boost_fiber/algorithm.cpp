@@ -606,11 +606,14 @@ BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_fiber_names_the_waking_fiber) {
   BOOST_TEST(remote::count(named, 0) > 0);
 }
 
-BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_fiber_without_properties_yet_reads_no_flips) {
-  // The producer is launched with launch::dispatch: it runs at once, before
-  // the algorithm saw it, so it has no properties (no flips to read) when
-  // its first push wakes the consumer on the other thread; notify() reads
-  // none, and every value arrives.
+BOOST_AUTO_TEST_CASE(a_fiber_launched_with_dispatch_reads_no_flips_and_stays_where_it_ran) {
+  // The producer is launched with launch::dispatch: it runs at once on
+  // worker 0, before the algorithm saw it, so it has no properties (no
+  // flips to read) when its first push wakes the consumer on the other
+  // thread; notify() reads none, and every value arrives. Its own first
+  // wake-up (the consumer's pop, from worker 1) reads worker 0, where it
+  // ran, as its last worker: PrevCpu keeps it there, and every wake-up of
+  // the consumer by it crosses threads.
   remote::reset();
   remote::Group group{2};
   remote::keep_fibers(group);
@@ -619,6 +622,8 @@ BOOST_AUTO_TEST_CASE(a_cross_thread_wake_up_by_a_fiber_without_properties_yet_re
                  group, remote::consumer,
                  [&] { producer = reinterpret_cast<taskplace::TaskKey>(boost::fibers::context::active()); },
                  boost::fibers::launch::dispatch) == 500);
+  BOOST_TEST(remote::count(producer.load(), 0) > 0);
+  BOOST_TEST(remote::count(producer.load(), 1) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(runtime_brings_a_ping_pong_pair_split_across_threads_onto_one_worker) {

@@ -595,11 +595,19 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
         waker_key = reinterpret_cast<taskplace::TaskKey>(active);
       }
     }
+    // prev: where the fiber last ran. One that never ran through run() is
+    // attached to this thread (Boost.Fiber awakens a fiber on the thread
+    // whose scheduler holds it): either new, launched here (then the
+    // waking CPU is this one too), or launched with launch::dispatch, which
+    // ran here at once, before the algorithm saw it. Read as no_cpu, the
+    // latter's first wake-up from another thread took that thread for its
+    // last (PrevCpu moved it there, 1 run in 3 of a cross-thread test).
+    const CpuId prev = props.last_worker != taskplace::no_cpu ? props.last_worker : id_;
     const Nanoseconds now = g_->clock_.now();
     const auto placement = g_->placer_.place(
         {.waker = waker, .waker_key = waker_key, .wakee = &props.task,
          .wakee_key = reinterpret_cast<taskplace::TaskKey>(ctx), .waking_cpu = waking,
-         .prev_cpu = props.last_worker, .waker_flips = waker_flips, .wakee_load = taskplace::kit::wakee_load<typename G::placer_type>},
+         .prev_cpu = prev, .waker_flips = waker_flips, .wakee_load = taskplace::kit::wakee_load<typename G::placer_type>},
         // Traced: the answers it reads go with the wake event (kit::observed).
         taskplace::kit::observed<typename G::placer_type>(typename G::Machine{*g_, now}, g_->worker_count()), now);
     CpuId to = placement.cpu;
