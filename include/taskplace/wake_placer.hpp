@@ -421,9 +421,7 @@ class WakePlacer {
     }
     commit_wakee(w, now);
     stats_.add(WakeCounter::wakeups);
-    // CostGate::decide keeps for these two reasons only (count_reason's
-    // switch, out of line, would cost a call on every kept wake-up).
-    stats_.add(why == WakeReason::waker_blocks ? WakeCounter::waker_blocks : WakeCounter::short_work);
+    count_reason(why);
     return p;
   }
 
