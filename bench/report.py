@@ -497,9 +497,10 @@ class Micro:
             a, b = self.get(p, "instructions"), self.get(q, "instructions")
             sis_rows.append([label, fixed(a), fixed(b), ratio(a, b)])
         sis = md_table(["case", "SisCurrent", "Current", "ratio"], sis_rows)
-        pair = md_table(["settled ping-pong pair, 12 CPUs", "Runtime", "SisCurrent", "Current"],
+        pair = md_table(["settled ping-pong pair, 12 CPUs", "Runtime", "Runtime, every wake-up judged",
+                         "SisCurrent", "Current"],
                         [[label] + [fixed(self.get(f"{kind} {s}", "instructions"))
-                                    for s in ("runtime", "sis", "current")]
+                                    for s in ("runtime", "runtime_judged", "sis", "current")]
                          for label, kind in [("the decision alone", "decide"),
                                              ("the decision and its run and sleep reports", "pair")]])
         kit_rows = []

@@ -14,9 +14,8 @@
 // WakePlacer<UniformTopology, traits::Current>::place on placer_cases.hpp's
 // machines, one call of tp_place per decision; `place_sis` the same with
 // traits::SisCurrent<> (tp_place_sis), whose baseline is `place`; and
-// `pair current|sis N` a settled ping-pong pair (tp_pair_current,
-// tp_pair_sis, tp_pair_runtime: the decision plus the run and sleep
-// reports around it).
+// `pair current|sis|runtime|runtime_judged N` a settled ping-pong pair
+// (tp_pair_<set>: the decision plus the run and sleep reports around it).
 //   valgrind --tool=callgrind --toggle-collect=tp_place
 //     ./taskplace_callgrind_driver place half 224 100000
 //
@@ -109,8 +108,16 @@ __attribute__((noinline)) taskplace::CpuId tp_decide_runtime(const bench::PairCa
                                                              std::uint32_t i) {
   return decide_only(c, i);
 }
+__attribute__((noinline)) taskplace::CpuId tp_decide_runtime_judged(const bench::PairCase<bench::RuntimeJudged>& c,
+                                                                    std::uint32_t i) {
+  return decide_only(c, i);
+}
 __attribute__((noinline)) taskplace::CpuId tp_pair_runtime(bench::PairCase<taskplace::traits::Runtime>& c,
                                                            std::uint32_t i) {
+  return c(i).cpu;
+}
+__attribute__((noinline)) taskplace::CpuId tp_pair_runtime_judged(bench::PairCase<bench::RuntimeJudged>& c,
+                                                                  std::uint32_t i) {
   return c(i).cpu;
 }
 
@@ -127,7 +134,7 @@ unsigned run(F&& f, const Input& in, long n) {
 
 static int pair_main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: %s pair current|sis|runtime N\n", argv[0]);
+    std::fprintf(stderr, "usage: %s pair current|sis|runtime|runtime_judged N\n", argv[0]);
     return 2;
   }
   const long n = std::strtol(argv[3], nullptr, 10);
@@ -138,6 +145,9 @@ static int pair_main(int argc, char** argv) {
   } else if (std::string_view{argv[2]} == "runtime") {
     bench::PairCase<taskplace::traits::Runtime> c;
     for (long i = 0; i < n; ++i) sum += tp_pair_runtime(c, static_cast<std::uint32_t>(i));
+  } else if (std::string_view{argv[2]} == "runtime_judged") {
+    bench::PairCase<bench::RuntimeJudged> c;
+    for (long i = 0; i < n; ++i) sum += tp_pair_runtime_judged(c, static_cast<std::uint32_t>(i));
   } else {
     bench::PairCase<taskplace::traits::Current> c;
     for (long i = 0; i < n; ++i) sum += tp_pair_current(c, static_cast<std::uint32_t>(i));
@@ -146,7 +156,7 @@ static int pair_main(int argc, char** argv) {
   return 0;
 }
 
-// `decide current|sis|runtime N`: the pair's decisions, each between its
+// `decide current|sis|runtime|runtime_judged N`: the pair's decisions, each between its
 // reports; tp_decide_<set> holds the decision alone.
 template <class Traits, class F>
 unsigned long decide_loop(F f, long n) {
@@ -162,13 +172,14 @@ unsigned long decide_loop(F f, long n) {
 }
 static int decide_main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: %s decide current|sis|runtime N\n", argv[0]);
+    std::fprintf(stderr, "usage: %s decide current|sis|runtime|runtime_judged N\n", argv[0]);
     return 2;
   }
   const long n = std::strtol(argv[3], nullptr, 10);
   const std::string_view set = argv[2];
   const unsigned long sum = set == "sis"       ? decide_loop<taskplace::traits::SisCurrent<>>(tp_decide_sis, n)
                             : set == "runtime" ? decide_loop<taskplace::traits::Runtime>(tp_decide_runtime, n)
+                            : set == "runtime_judged" ? decide_loop<bench::RuntimeJudged>(tp_decide_runtime_judged, n)
                                                : decide_loop<taskplace::traits::Current>(tp_decide_current, n);
   std::printf("decide %s n=%ld sum=%lu\n", argv[2], n, sum);
   return 0;

@@ -124,6 +124,10 @@ struct BasicPlaceCase {
   }
 };
 using PlaceCase = BasicPlaceCase<taskplace::traits::Current>;
+// traits::Runtime with every wake-up judged (no SettledPair).
+struct RuntimeJudged : taskplace::traits::Runtime {
+  using Settle = taskplace::NoSettle;
+};
 using SisPlaceCase = BasicPlaceCase<taskplace::traits::SisCurrent<>>;
 
 // A ping-pong pair on the 12-CPU shape, half busy: tasks 0 and 1 wake each
@@ -131,7 +135,10 @@ using SisPlaceCase = BasicPlaceCase<taskplace::traits::SisCurrent<>>;
 // between sleeps. Before the first measured call the pair has settled (2 s
 // of its exchange, so its flips have decayed to 0): under
 // traits::SisCurrent every call is a wake-up WakeOnCurrent keeps, under
-// traits::Current the usual decision.
+// traits::Current the usual decision. A set with CostGate (traits::Runtime)
+// keeps the pair on the waking CPU, so there prev is CPU 0, where the set
+// settles it: 7 of 8 calls replay the verdict (SettledPair), the 8th is
+// judged; RuntimeJudged judges every call.
 template <class Traits>
 struct PairCase {
   using Placer = taskplace::WakePlacer<taskplace::UniformTopology, Traits>;
@@ -140,6 +147,7 @@ struct PairCase {
   Placer placer{topo};
   mutable typename Placer::task_state tasks[2]{};
   std::int64_t now = 10'000'000'000;
+  static constexpr taskplace::CpuId prev = Placer::fast_gate ? 0 : 1;
 
   PairCase() {
     for (int i = 0; i < 3; ++i) (void)(*this)(static_cast<std::uint32_t>(i));
@@ -161,7 +169,7 @@ struct PairCase {
   taskplace::Placement decide(std::uint32_t i) const {
     const std::uint32_t a = i & 1u, b = a ^ 1u;
     return placer.place({.waker = &tasks[a], .waker_key = a + 1u, .wakee = &tasks[b], .wakee_key = b + 1u,
-                         .waking_cpu = 0, .prev_cpu = 1, .sync = true},
+                         .waking_cpu = 0, .prev_cpu = prev, .sync = true},
                         machine, taskplace::Nanoseconds{now});
   }
   void sleeps(std::uint32_t i) { placer.task_sleeps(tasks[i & 1u], taskplace::Nanoseconds{now}); }

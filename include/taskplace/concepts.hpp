@@ -545,6 +545,31 @@ concept OnCurrentRule = requires(const WakeOnCurrentInput& in) {
   requires std::same_as<decltype(O::decide(in)), bool> || std::same_as<decltype(O::decide(in)), KeepVerdict>;
 };
 
+// SettlePolicy (Traits::Settle): replays a settled pair's verdict instead
+// of judging each wake-up. Models: SettledPair<Every>, NoSettle.
+//   R1 S::enabled: a bool constant; false: every wake-up is judged.
+//   R2 S::state, default-constructible, per task (the wakee's memo).
+//   R3 static arm(state&, TaskKey waker, TaskKey wakee_last, WakeReason),
+//      clear(state&), take(state&) -> bool, all noexcept; holds(const
+//      state&, TaskKey, TaskKey, TaskKey, TaskKey), measures(const state&)
+//      and quiet(const state&) -> bool, noexcept.
+//   When enabled, WakePlacer also needs a rule with reads_costs (CostGate,
+//   whose verdicts it replays) and no reservation policy (which reads
+//   every wake-up and sleep).
+enum class WakeReason : std::uint8_t;  // placer/select_idle_sibling.hpp
+template <class S>
+concept SettlePolicy = std::default_initializable<typename S::state> &&
+    requires(typename S::state& s, const typename S::state& cs, TaskKey k, WakeReason r) {
+      { S::enabled } -> std::convertible_to<bool>;
+      typename std::bool_constant<S::enabled>;
+      { S::arm(s, k, k, r) } noexcept;
+      { S::clear(s) } noexcept;
+      { S::take(s) } noexcept -> std::same_as<bool>;
+      { S::holds(cs, k, k, k, k) } noexcept -> std::same_as<bool>;
+      { S::measures(cs) } noexcept -> std::same_as<bool>;
+      { S::quiet(cs) } noexcept -> std::same_as<bool>;
+    };
+
 // ---------------------------------------------------------------------------
 // Counters and hooks (taskplace/stats.hpp), members of both composed
 // decisions' traits.

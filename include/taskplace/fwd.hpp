@@ -146,6 +146,11 @@ template <ShortTaskVariant Variant = sis_current::MigrationCost2023>
 struct WakeOnCurrent;    // a short pair that wakes each other stays on the waking CPU
 struct NoWakeOnCurrent;  // no such rule (today's kernel)  [default of WakePlacer]
 
+// --- SettledPair (no kernel: the runtime set's memo of a settled pair) ------
+template <std::uint8_t Every = 8>
+struct SettledPair;  // replay CostGate's verdict on Every - 1 of Every wake-ups (traits::Runtime: 8)
+struct NoSettle;     // judge every wake-up (every kernel era)  [default of WakePlacer]
+
 // --- For user-space runtimes (traits::Runtime) ---------------------------
 struct CostGate;     // the wakee stays when a move would cost more than it gains
 struct KeepVerdict;  // CostGate's answer: kept, and why

@@ -46,6 +46,7 @@ enum class WakeCounter : std::uint8_t {
   short_work,         // kept on the waking CPU: the work is shorter than a move (CostGate)
   busy_short,         // the waking CPU, not a busy target: the run is shorter than a move (CostGate)
   costly_idle,        // the waking CPU, not the idle CPU found: waking it costs more (CostGate)
+  settled,            // a settled pair's verdict replayed, not judged again (SettledPair)
   count_
 };
 
@@ -55,7 +56,8 @@ constexpr const char* to_string(WakeCounter c) noexcept {
       "prev_kept", "idle_target", "idle_prev",         "idle_recent",
       "idle_core", "idle_scan",   "hot_fallback",      "target_busy",
       "scanned_cpus", "reservation_skips", "affinity_fallback", "current_cpu",
-      "wake_on_current", "idle_smt_sibling", "waker_blocks", "short_work", "busy_short", "costly_idle"};
+      "wake_on_current", "idle_smt_sibling", "waker_blocks", "short_work", "busy_short", "costly_idle",
+      "settled"};
   static_assert(std::size(names) == static_cast<std::size_t>(WakeCounter::count_));
   return names[static_cast<std::size_t>(c)];
 }

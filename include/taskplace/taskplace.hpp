@@ -27,6 +27,7 @@
 #include "taskplace/policy/newidle_cost_tracker.hpp"
 #include "taskplace/policy/newidle_success_rate.hpp"
 #include "taskplace/policy/overlap_tracker.hpp"
+#include "taskplace/policy/settled_pair.hpp"
 #include "taskplace/policy/task_hot.hpp"
 #include "taskplace/policy/wide_detector.hpp"
 #include "taskplace/stats.hpp"

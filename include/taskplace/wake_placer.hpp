@@ -33,6 +33,7 @@
 #include "taskplace/policy/flip_counter.hpp"
 #include "taskplace/policy/llc_factor.hpp"
 #include "taskplace/policy/overlap_tracker.hpp"
+#include "taskplace/policy/settled_pair.hpp"
 #include "taskplace/policy/wide_detector.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/types.hpp"
@@ -57,6 +58,7 @@ class WakePlacer {
   using overlap_policy = typename check_::overlap_policy;
   using duration_policy = typename check_::duration_policy;
   using on_current_rule = typename check_::on_current_rule;
+  using settle_policy = typename check_::settle_policy;
   using stats_type = typename check_::stats_family::template counters<WakeCounter>;
   using hook_type = typename check_::hook_type;
 
@@ -84,6 +86,8 @@ class WakePlacer {
   static constexpr bool reads_sleeps = reserving || tracking_overlap || tracking_duration;
   // Whether CostGate is asked before the full decision (its fast path).
   static constexpr bool fast_gate = detail::reads_costs<on_current_rule> && detail::gate_fast_path<on_current_rule>;
+  // Whether a settled pair's verdict is replayed (Traits::Settle).
+  static constexpr bool settling = settle_policy::enabled;
 
   // Per-task state the placer reads and writes. Lives in the embedder's
   // task object. Thread-safety: the waker's flips are written by the
@@ -105,6 +109,7 @@ class WakePlacer {
     [[no_unique_address]] typename duration_policy::state duration{};
     [[no_unique_address]] std::conditional_t<reads_sleeps, detail::SleepLedger, detail::NoSleepLedger> ledger{};
     CpuId recent_cpu = no_cpu;  // kernel p->recent_used_cpu
+    [[no_unique_address]] typename settle_policy::state settle{};  // the wakee's memo (Traits::Settle)
   };
 
   struct Wakeup {
@@ -175,6 +180,15 @@ class WakePlacer {
   // AtomicStats or NoStats and a thread-safe hook.
   template <MachineState M, CpuFilter F = AnyCpu>
   Placement place(const Wakeup& w, const M& machine, Nanoseconds now, const F& allowed = F{}) const {
+    return place(w, machine, [now]() noexcept { return now; }, allowed);
+  }
+  // The same with the time read only when needed: `clock()` returns now,
+  // and is not called for a wake-up that replays a settled pair's verdict
+  // quietly (Traits::Settle) unless the hook needs the time, so that a
+  // runtime reads no clock for it. It is called at most once.
+  template <MachineState M, class Clock, CpuFilter F = AnyCpu>
+    requires std::is_invocable_r_v<Nanoseconds, const Clock&>
+  Placement place(const Wakeup& w, const M& machine, const Clock& clock, const F& allowed = F{}) const {
     static_assert(!reserving || HasReservationState<M, reservation_policy>,
                   "Traits::Reservation keeps per-CPU state: the machine state needs reservation(c) const, "
                   "returning the policy's cpu_state (MachineState O3)");
@@ -190,6 +204,43 @@ class WakePlacer {
     TASKPLACE_EXPECTS(w.waking_cpu < n, "waking_cpu must be < cpu_count()");
     const CpuId waking = w.waking_cpu < n ? w.waking_cpu : 0;
     const CpuId prev = w.prev_cpu < n ? w.prev_cpu : waking;
+    // A settled pair's verdict, replayed (policy/settled_pair.hpp): a
+    // quiet replay here, in the caller; the measured one and every
+    // judgement out of line.
+    if constexpr (settling) {
+      const bool replay = replays(w, machine, allowed, waking, prev);
+      if (replay && !settle_policy::measures(w.wakee->settle)) [[likely]]
+        return replay_quietly(w, waking, prev, clock);
+      return judge_out_of_line(w, machine, clock, allowed, waking, prev, replay);
+    } else {
+      return judge(w, machine, clock, allowed, waking, prev, false);
+    }
+  }
+
+ private:
+  template <MachineState M, class Clock, CpuFilter F>
+  TASKPLACE_NOINLINE Placement judge_out_of_line(const Wakeup& w, const M& machine, const Clock& clock,
+                                                 const F& allowed, CpuId waking, CpuId prev, bool replay) const {
+    return judge(w, machine, clock, allowed, waking, prev, replay);
+  }
+  // The wake-up's decision, past a quiet replay: the measured replay (as
+  // a kept wake-up commits: keep_on_waking), the gate's fast path, or the
+  // full decision.
+  template <MachineState M, class Clock, CpuFilter F>
+  TASKPLACE_ALWAYS_INLINE Placement judge(const Wakeup& w, const M& machine, const Clock& clock, const F& allowed,
+                                          CpuId waking, CpuId prev, bool replay) const {
+    const Nanoseconds now = clock();
+    if constexpr (settling) {
+      if (replay) {
+        typename settle_policy::state& s = w.wakee->settle;
+        const Placement p = keep_on_waking(w, waking, prev, s.reason, now);
+        settle_policy::take(s);
+        stats_.add(WakeCounter::settled);
+        return p;
+      }
+    } else {
+      (void)replay;
+    }
     // The settled-pair fast path (CostGate::fast_path): the gate reads no
     // flips, so it is asked first, and a kept wake-up is committed at once,
     // without the copies the full decision makes; the same decision, state
@@ -198,8 +249,13 @@ class WakePlacer {
     // then laid out of line, and the fast path keeps its frame small.
     if constexpr (fast_gate) {
       if (by_a_task(w) && !w.current_cpu && allowed(waking)) {
-        const KeepVerdict v = on_current_rule::decide(gate_input(w, machine, waking, prev));
-        if (v) [[likely]] return keep_on_waking(w, waking, prev, v.reason, now);
+        const WakeOnCurrentInput in = gate_input(w, machine, waking, prev);
+        const KeepVerdict v = on_current_rule::decide(in);
+        if (v) [[likely]] {
+          const Placement p = keep_on_waking(w, waking, prev, v.reason, now);
+          settle_after(w, v.reason, waking, prev, in.waking_nr_running);
+          return p;
+        }
       }
       return place_out_of_line(w, machine, now, allowed, waking, prev);
     } else {
@@ -243,8 +299,8 @@ class WakePlacer {
       // A hand-off: the waker gives its CPU to the wakee (kernel: the
       // WF_CURRENT_CPU test right after record_wakee).
       stay_on_waking(d.p, waking, AffineReason::current_cpu, WakeReason::current_cpu);
-    } else if (const WakeReason kept =
-                   stays_on_current(w, machine, allowed, waking, prev, waker_flips, d.waker_flips, wakee_flips);
+    } else if (const WakeReason kept = stays_on_current(w, machine, allowed, waking, prev, waker_flips,
+                                                        d.waker_flips, wakee_flips, d.waking_nr_running);
                kept != WakeReason::no_search) {
       stay_on_waking(d.p, waking,
                      kept == WakeReason::wake_on_current ? AffineReason::wake_on_current : AffineReason::cost_gate,
@@ -302,7 +358,9 @@ class WakePlacer {
   // task's next sleep report due (with reads_sleeps), so that a wake-up
   // before it is told from one after it.
   void task_runs(task_state& task, Nanoseconds now) const noexcept {
-    duration_policy::on_run(task.duration, now);
+    // After a quiet replay (Traits::Settle) the run goes unmeasured: its
+    // sleep then samples nothing.
+    if (!settle_policy::quiet(task.settle)) duration_policy::on_run(task.duration, now);
     // A wake-up before a report that never came (the runtime took the
     // stop for no sleep) is dropped with it.
     if constexpr (reads_sleeps) task.ledger = {.due = true};
@@ -337,6 +395,7 @@ class WakePlacer {
     CpuId prev = 0;
     bool stepped = false;            // went through the wide / affine steps
     bool affine_considered = false;  // asked the affine policy
+    std::uint32_t waking_nr_running = 2;  // what a kept wake-up's rule read (SettledPair's arming); > 1: not read
   };
 
   // Returns: why the wakee stays on the waking CPU with no search
@@ -346,7 +405,7 @@ class WakePlacer {
   template <class M, class F, class FlipState>
   WakeReason stays_on_current(const Wakeup& w, const M& machine, const F& allowed, CpuId waking, CpuId prev,
                               std::uint32_t waker_flips, const FlipState& waker_state,
-                              const FlipState& wakee_state) const {
+                              const FlipState& wakee_state, std::uint32_t& waking_nr_running) const {
     if constexpr (on_current_rule::enabled) {
       if (fast_gate || !allowed(waking)) return WakeReason::no_search;  // fast: asked already
       WakeOnCurrentInput in{};
@@ -368,12 +427,13 @@ class WakePlacer {
         in.cpu_count = topology_->cpu_count();
         (void)prev;
       }
+      waking_nr_running = in.waking_nr_running;
       const auto v = on_current_rule::decide(in);
       if constexpr (std::is_same_v<decltype(v), const bool>) return v ? WakeReason::wake_on_current : WakeReason::no_search;
       else return v.reason;
     } else {
       (void)w, (void)machine, (void)allowed, (void)waking, (void)prev, (void)waker_flips, (void)waker_state,
-          (void)wakee_state;
+          (void)wakee_state, (void)waking_nr_running;
       return WakeReason::no_search;
     }
   }
@@ -411,7 +471,8 @@ class WakePlacer {
   // (the last callback), then what commit() writes for a decision made
   // before the wide step (the flips recorded in place, the overlap stamp,
   // the wakee's ledger; recent_cpu unchanged: no search ran; the counts).
-  Placement keep_on_waking(const Wakeup& w, CpuId waking, CpuId prev, WakeReason why, Nanoseconds now) const {
+  TASKPLACE_ALWAYS_INLINE Placement keep_on_waking(const Wakeup& w, CpuId waking, CpuId prev, WakeReason why,
+                                                  Nanoseconds now) const {
     Placement p{};
     stay_on_waking(p, waking, AffineReason::cost_gate, why);
     emit(w, waking, prev, p, now);
@@ -423,6 +484,58 @@ class WakePlacer {
     stats_.add(WakeCounter::wakeups);
     count_reason(why);
     return p;
+  }
+
+  // Returns: whether this wake-up replays the wakee's memo: a waker at
+  //   hand, no hand-off, the wakee's last CPU is the waking one, the memo
+  //   holds (SettledPair::holds: the same waker, neither task has woken
+  //   another since), the waking CPU runs the waker alone and is allowed.
+  //   Reads the machine and the filter, writes nothing.
+  template <class M, class F>
+  bool replays(const Wakeup& w, const M& machine, const F& allowed, CpuId waking, CpuId prev) const {
+    return w.waker != nullptr && !w.current_cpu && waking == prev &&
+           settle_policy::holds(w.wakee->settle, w.waker_key, flips_.last_wakee(w.waker->flips), w.wakee_key,
+                                flips_.last_wakee(w.wakee->flips)) &&
+           machine.nr_running(waking) <= 1 && allowed(waking);
+  }
+  // Effects: the wakee kept on the waking CPU by its memo's verdict, one
+  //   quiet replay spent: writes the memo and the counts only (no flips,
+  //   no overlap stamp, the wakee's next run unmeasured), reads the clock
+  //   only for the hook. Counted as its reason (waker_blocks or
+  //   short_work, the two the memo is armed with) and as settled.
+  template <class Clock>
+  Placement replay_quietly(const Wakeup& w, CpuId waking, CpuId prev, const Clock& clock) const {
+    typename settle_policy::state& s = w.wakee->settle;
+    Placement p{};
+    stay_on_waking(p, waking, AffineReason::cost_gate, s.reason);
+    if constexpr (detail::hook_enabled<hook_type>()) emit(w, waking, prev, p, clock());
+    else (void)prev, (void)clock;
+    settle_policy::take(s);
+    stats_.add(WakeCounter::wakeups);
+    stats_.add(p.reason == WakeReason::waker_blocks ? WakeCounter::waker_blocks : WakeCounter::short_work);
+    stats_.add(WakeCounter::settled);
+    return p;
+  }
+  // Effects: the memo after a full judgement: armed when CostGate kept
+  //   the wakee before any search (waker_blocks on a measured overlap,
+  //   short_work) for a waker at hand, on the wakee's last CPU, with
+  //   nothing queued behind the waker; cleared otherwise. `why`: the kept wake-up's reason, or
+  //   no_search.
+  void settle_after(const Wakeup& w, WakeReason why, CpuId waking, CpuId prev,
+                    std::uint32_t waking_nr_running) const noexcept {
+    if constexpr (settling) {
+      // A verdict on a measured overlap or run: a waker that never slept
+      // after a wake-up reads as one that blocks at once (its average 0).
+      const bool measured =
+          (why == WakeReason::waker_blocks && w.waker != nullptr && overlap_policy::samples(w.waker->overlap) > 0) ||
+          why == WakeReason::short_work;
+      if (w.waker != nullptr && waking == prev && waking_nr_running <= 1 && measured)
+        settle_policy::arm(w.wakee->settle, w.waker_key, flips_.last_wakee(w.wakee->flips), why);
+      else
+        settle_policy::clear(w.wakee->settle);
+    } else {
+      (void)w, (void)why, (void)waking, (void)prev, (void)waking_nr_running;
+    }
   }
 
   // Effects: the waking CPU, decided before the wide and affine steps and
@@ -526,6 +639,8 @@ class WakePlacer {
     }
     commit_wakee(w, now);
     w.wakee->recent_cpu = d.recent;
+    settle_after(w, d.p.affine == AffineReason::cost_gate ? d.p.reason : WakeReason::no_search, d.waking, d.prev,
+                 d.waking_nr_running);
 
     const Placement& p = d.p;
     stats_.add(WakeCounter::wakeups);

@@ -51,11 +51,17 @@ constexpr WakeOnCurrentInput gate_input(Nanoseconds overlap, Nanoseconds run, Na
   in.wakee_ran_here = ran_here;
   return in;
 }
+// traits::Runtime with every wake-up judged: these cases test the gate's
+// verdict at each wake-up (the set's replay of a settled pair's verdict
+// has its own tests, tests/placer/settled_pair.test.cpp).
+struct Judged : traits::Runtime {
+  using Settle = NoSettle;
+};
 // Two workers in one LLC under traits::Runtime, worker 0 running a task;
 // a spinning worker costs 300 ns to wake, a parked one `parked`, a move
 // at least 650 ns.
 struct TwoWorkers {
-  using Placer = WakePlacer<UniformTopology, traits::Runtime>;
+  using Placer = WakePlacer<UniformTopology, Judged>;
   UniformTopology topo{1, 1, 2, 1};
   Placer placer{topo};
   kit::Machine m;
@@ -269,7 +275,7 @@ TEST_CASE("traits::Runtime keeps a pipe pair on the waker's worker where the ker
   m.spinning(1);
   // The pair settled on worker 0; A blocks 100 ns after its wake-up:
   // below the 650 ns floor. Test (a), every round.
-  Pair<traits::Runtime> rt{0};
+  Pair<Judged> rt{0};
   for (int i = 0; i < 20; ++i) {
     const Placement p = rt.round(m, 100ns, 2us);
     INFO("round " << i);
@@ -283,7 +289,7 @@ TEST_CASE("traits::Runtime keeps a pipe pair on the waker's worker where the ker
   // A pair of short tasks that starts apart settles by test (b): B's
   // runs of 200 ns are below the move cost, so B is pulled to worker 0
   // once its run is measured, and test (a) keeps it there.
-  Pair<traits::Runtime> apart{1};
+  Pair<Judged> apart{1};
   CHECK(apart.round(m, 100ns, 200ns).cpu == 1u);  // B's run not measured yet: the kernel's rules
   const Placement pulled = apart.round(m, 100ns, 200ns);
   CHECK(pulled.cpu == 0u);
@@ -296,7 +302,7 @@ TEST_CASE("traits::Runtime does not pull a long-running wakee from the CPU that 
   // test (a) needs B's cache on worker 0, test (b) a run below 650 ns.
   kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
   m.spinning(1);
-  Pair<traits::Runtime> rt{1};
+  Pair<Judged> rt{1};
   for (int i = 0; i < 20; ++i) {
     const Placement p = rt.round(m, 100ns, 5us);
     INFO("round " << i);
@@ -311,20 +317,20 @@ TEST_CASE("traits::Runtime spreads the work of a waker that runs on, unless the 
   m.spinning(1);
   // A runs 20 us after each wake-up, B 5 us: neither test holds; the
   // kernel's pipeline moves B to the idle worker 1 and keeps it there.
-  Pair<traits::Runtime> rt{0};
+  Pair<Judged> rt{0};
   Placement p{};
   for (int i = 0; i < 40; ++i) p = rt.round(m, 20us, 5us);
   CHECK(p.cpu == 1u);
   CHECK(p.reason == WakeReason::idle_prev);
   // The same waker, a wakee of 200 ns: (b), 200 < 650, wherever B was.
-  Pair<traits::Runtime> short_work{1};
+  Pair<Judged> short_work{1};
   for (int i = 0; i < 40; ++i) p = short_work.round(m, 20us, 200ns);
   CHECK(p.cpu == 0u);
   CHECK(p.reason == WakeReason::short_work);
   // B last on a parked worker 1: the move's cost is its 30 us unpark, so
   // a 5 us wakee is short there (test b) and stays on worker 0.
   m.parked(1);
-  Pair<traits::Runtime> parked{1};
+  Pair<Judged> parked{1};
   (void)parked.round(m, 20us, 5us);  // B's run not measured yet
   parked.b_cpu = 1;
   p = parked.round(m, 20us, 5us);
@@ -340,7 +346,7 @@ TEST_CASE("one preempted sample does not hold a pair apart: the gate reads the l
           "[cost_gate][wake_placer]") {
   kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};
   m.spinning(1);
-  Pair<traits::Runtime> rt{0};
+  Pair<Judged> rt{0};
   for (int i = 0; i < 20; ++i) (void)rt.round(m, 100ns, 2us);
   // A 4 ms overlap (the worker's thread lost its CPU): the average jumps
   // to about 500 us; the next wake-up reads that sample and moves B.
@@ -383,7 +389,7 @@ TEST_CASE("traits::Runtime keeps short work off a busy target; long work goes wh
   m.running(1);
   (void)m.queued(0);
   (void)m.queued(0);
-  struct Counted : traits::Runtime {
+  struct Counted : Judged {
     using Stats = PlainStats;
   };
   Pair<Counted> rt{1};
@@ -402,7 +408,7 @@ TEST_CASE("traits::Runtime keeps short work off a busy target; long work goes wh
   cur.b_cpu = 1;
   CHECK(cur.round(m, 20us, 300ns).cpu == 1u);
   // B of 5 us: longer than the move, worker 1 as the kernel decides.
-  Pair<traits::Runtime> long_work{1};
+  Pair<Judged> long_work{1};
   for (int i = 0; i < 3; ++i) long_work.b_cpu = 1, (void)long_work.round(m, 20us, 5us);
   long_work.b_cpu = 1;
   const Placement moved = long_work.round(m, 20us, 5us);
@@ -460,7 +466,7 @@ TEST_CASE("test (d): a wakee stays on the waking worker rather than wait for an 
   // The kernel's steps: same_cpu, worker 0 busy, the search finds worker 1
   // idle. Worker 1 parked: that move costs its 30 us unpark, and at 30 us
   // (a) holds, 2 us + 0 x 13 us < 30 us: B stays, costly_idle.
-  struct Counted : traits::Runtime {
+  struct Counted : Judged {
     using Stats = PlainStats;
   };
   kit::Machine m{2, kit::WakeCosts{.spinning = 300ns, .parked = 30us, .crossing = 650ns}};

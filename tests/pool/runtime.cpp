@@ -1,6 +1,7 @@
 // The pool with traits::Runtime: a ping-pong pair whose waker blocks at
 // once is kept on the waking worker by CostGate's test (a) (waker_blocks),
-// on a pool of one worker (an LLC of one CPU) as on two. The costs are set
+// on a pool of one worker (an LLC of one CPU) as on two, and the settled
+// pair's verdict is replayed between judgements (SettledPair). The costs are set
 // to a millisecond, so that no preemption of the test's threads and no
 // sanitizer's slowdown decides it.
 #include <chrono>
@@ -68,5 +69,12 @@ TEST_CASE("traits::Runtime keeps a pipe pair on one worker, on an LLC of one CPU
     CHECK(wakeups >= static_cast<std::uint64_t>(2 * rounds));
     CHECK(kept * 100 >= wakeups * 95);
     CHECK(s.get(WakeCounter::wide) * 100 <= wakeups);
+    // The settled pair's verdict is replayed on 7 of each 8 of its
+    // wake-ups (SettledPair<8>), judged on the 8th: at least 80% of the
+    // kept ones, allowing for the first wake-ups of each task.
+    const auto replayed = s.get(WakeCounter::settled);
+    INFO("replayed: " << replayed);
+    CHECK(replayed * 100 >= kept * 80);
+    CHECK(replayed * 8 <= kept * 7);
   }
 }

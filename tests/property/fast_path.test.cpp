@@ -3,7 +3,9 @@
 // machines, traits::Runtime with the fast path and the same set without
 // it (the gate asked after the flips' record, where WakeOnCurrent is)
 // make the same decisions, leave every task in the same state and count
-// the same. The two placers share nothing: each has its own tasks.
+// the same; with the set's replay of settled pairs (SettledPair, the
+// default) and without it (every wake-up judged). The two placers share
+// nothing: each has its own tasks.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -20,17 +22,25 @@ using namespace std::chrono_literals;
 
 namespace {
 
+template <class S>
 struct Counted : traits::Runtime {
   using Stats = PlainStats;
+  using Settle = S;
 };
 struct SlowGate : CostGate {
   static constexpr bool fast_path = false;
 };
-struct CountedSlow : Counted {
+template <class S>
+struct CountedSlow : Counted<S> {
   using OnCurrent = SlowGate;
 };
-static_assert(WakePlacer<UniformTopology, Counted>::fast_gate);
-static_assert(!WakePlacer<UniformTopology, CountedSlow>::fast_gate);
+static_assert(WakePlacer<UniformTopology, Counted<SettledPair<>>>::fast_gate);
+static_assert(!WakePlacer<UniformTopology, CountedSlow<SettledPair<>>>::fast_gate);
+static_assert(WakePlacer<UniformTopology, Counted<SettledPair<>>>::settling);
+static_assert(!WakePlacer<UniformTopology, Counted<NoSettle>>::settling);
+
+// Replays seen over every stream of a test case (SettledPair's path runs).
+std::uint64_t replays_seen = 0;
 
 template <class Placer>
 void require_same_task(const Placer& pa, const typename Placer::task_state& a, const auto& pb,
@@ -46,11 +56,17 @@ void require_same_task(const Placer& pa, const typename Placer::task_state& a, c
   REQUIRE(Du::average(a.duration) == Du::average(b.duration));
   REQUIRE(a.ledger.due == b.ledger.due);
   REQUIRE(a.recent_cpu == b.recent_cpu);
+  if constexpr (Placer::settling) {
+    REQUIRE(a.settle.left == b.settle.left);
+    REQUIRE(a.settle.quiet == b.settle.quiet);
+    REQUIRE(a.settle.reason == b.settle.reason);
+  }
 }
 
+template <class S>
 void run_streams(const UniformTopology& topo, std::uint32_t seed, int steps) {
-  using Fast = WakePlacer<UniformTopology, Counted>;
-  using Slow = WakePlacer<UniformTopology, CountedSlow>;
+  using Fast = WakePlacer<UniformTopology, Counted<S>>;
+  using Slow = WakePlacer<UniformTopology, CountedSlow<S>>;
   const std::uint32_t n = topo.cpu_count();
   constexpr std::uint32_t ntasks = 6;
   std::mt19937 rng{seed};
@@ -58,8 +74,8 @@ void run_streams(const UniformTopology& topo, std::uint32_t seed, int steps) {
 
   Fast fast{topo, FlipCounter<>{.period = 50us}};
   Slow slow{topo, FlipCounter<>{.period = 50us}};
-  std::vector<Fast::task_state> ft(ntasks);
-  std::vector<Slow::task_state> st(ntasks);
+  std::vector<typename Fast::task_state> ft(ntasks);
+  std::vector<typename Slow::task_state> st(ntasks);
   std::vector<CpuId> cpu_of(ntasks, 0);
   std::vector<bool> running(ntasks, false);
   kit::Machine m{n, kit::WakeCosts{.spinning = Nanoseconds{100 + pick(400)}, .parked = Nanoseconds{pick(40'000)},
@@ -135,13 +151,20 @@ void run_streams(const UniformTopology& topo, std::uint32_t seed, int steps) {
   CHECK(fast.stats().get(WakeCounter::waker_blocks) + fast.stats().get(WakeCounter::short_work) > 0);
   CHECK(fast.stats().get(WakeCounter::waker_blocks) + fast.stats().get(WakeCounter::short_work) <
         fast.stats().get(WakeCounter::wakeups));
+  replays_seen += fast.stats().get(WakeCounter::settled);
 }
 
 }  // namespace
 
 TEST_CASE("the settled-pair fast path decides, writes and counts as the full decision", "[property][cost_gate]") {
+  replays_seen = 0;
   for (std::uint32_t seed = 1; seed <= 40; ++seed) {
-    run_streams(UniformTopology{1, 1, 2, 1}, seed, 400);
-    run_streams(UniformTopology{1, 2, 4, 2}, seed + 1000, 400);
+    run_streams<SettledPair<>>(UniformTopology{1, 1, 2, 1}, seed, 400);
+    run_streams<SettledPair<>>(UniformTopology{1, 2, 4, 2}, seed + 1000, 400);
+    run_streams<NoSettle>(UniformTopology{1, 1, 2, 1}, seed, 400);
+    run_streams<NoSettle>(UniformTopology{1, 2, 4, 2}, seed + 1000, 400);
   }
+  // The replays ran, in both configurations alike (each counted above).
+  CHECK(replays_seen > 0);
+  INFO("replays: " << replays_seen);
 }

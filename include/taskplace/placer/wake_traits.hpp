@@ -26,6 +26,7 @@
 #include "taskplace/policy/flip_counter.hpp"
 #include "taskplace/policy/llc_factor.hpp"
 #include "taskplace/policy/overlap_tracker.hpp"
+#include "taskplace/policy/settled_pair.hpp"
 #include "taskplace/policy/wide_detector.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/types.hpp"
@@ -123,6 +124,9 @@ struct Runtime : DefaultWakeTraits {
   using Overlap = OverlapTracker;
   using Duration = DurationTracker;
   using OnCurrent = CostGate;
+  // A settled pair's verdict replayed on 7 of 8 wake-ups, measured around
+  // the judgement only (policy/settled_pair.hpp).
+  using Settle = SettledPair<8>;
 };
 }  // namespace traits
 
@@ -168,6 +172,7 @@ template <class Traits> using reservation_member = typename Traits::Reservation;
 template <class Traits> using overlap_member = typename Traits::Overlap;
 template <class Traits> using duration_member = typename Traits::Duration;
 template <class Traits> using on_current_member = typename Traits::OnCurrent;
+template <class Traits> using settle_member = typename Traits::Settle;
 template <class Traits> using stats_member = typename Traits::Stats;
 template <class Traits> using hook_member = typename Traits::Hook;
 template <class Affine>
@@ -196,6 +201,7 @@ struct wake_traits_check {
   using overlap = member_or_t<Traits, NoOverlap, overlap_member>;
   using duration = member_or_t<Traits, NoDuration, duration_member>;
   using on_current = member_or_t<Traits, NoWakeOnCurrent, on_current_member>;
+  using settle = member_or_t<Traits, NoSettle, settle_member>;
   using stats = member_or_t<Traits, void, stats_member>;
   using hook = member_or_t<Traits, void, hook_member>;
 
@@ -211,6 +217,7 @@ struct wake_traits_check {
   static constexpr bool overlap_ok = OverlapPolicy<overlap>;
   static constexpr bool duration_ok = DurationPolicy<duration>;
   static constexpr bool on_current_ok = OnCurrentRule<on_current>;
+  static constexpr bool settle_ok = SettlePolicy<settle>;
   static constexpr bool stats_ok = StatsPolicy<stats, WakeCounter>;
   static constexpr bool hook_ok = DecisionHook<hook, WakeEvent>;
 
@@ -223,6 +230,7 @@ struct wake_traits_check {
   using overlap_policy = checked_t<overlap_ok, overlap, NoOverlap>;
   using duration_policy = checked_t<duration_ok, duration, NoDuration>;
   using on_current_rule = checked_t<on_current_ok, on_current, NoWakeOnCurrent>;
+  using settle_policy = checked_t<settle_ok, settle, NoSettle>;
   using stats_family = checked_t<stats_ok, stats, NoStats>;
   using hook_type = checked_t<hook_ok, hook, NoHook>;
 };
@@ -264,6 +272,8 @@ consteval bool check_wake_traits() {
                 "Traits::OnCurrent must model taskplace::OnCurrentRule: use WakeOnCurrent<Variant> or "
                 "NoWakeOnCurrent, or give it static constexpr bool enabled and static "
                 "decide(const WakeOnCurrentInput&) noexcept -> bool");
+  static_assert(SettlePolicy<typename C::settle>,
+                "Traits::Settle must model taskplace::SettlePolicy: use SettledPair<Every> or NoSettle");
   static_assert(StatsPolicy<typename C::stats, WakeCounter>,
                 "Traits::Stats must model taskplace::StatsPolicy: use NoStats, PlainStats, SingleWriterStats "
                 "or AtomicStats, the family itself, not one of its counters<...>");
@@ -280,6 +290,12 @@ consteval bool check_wake_traits() {
                 "Traits::OnCurrent reads the tasks' run durations: set Traits::Duration = DurationTracker");
   static_assert(!C::on_current_ok || !C::overlap_ok || !reads_costs<OnCurrent> || C::overlap_policy::enabled,
                 "Traits::OnCurrent reads the waker's average overlap: set Traits::Overlap = OverlapTracker");
+  static_assert(!C::settle_ok || !C::on_current_ok || !C::settle::enabled || reads_costs<OnCurrent>,
+                "Traits::Settle replays CostGate's verdicts: set Traits::OnCurrent = CostGate");
+  static_assert(!C::settle_ok || !C::reservation_ok || !C::settle::enabled ||
+                    std::is_same_v<typename C::reservation, NoReservation>,
+                "Traits::Settle skips wake-ups and sleeps that Traits::Reservation must see: set one of them "
+                "to NoReservation or NoSettle");
   static_assert(!C::on_current_ok || !C::flips_ok || !OnCurrent::enabled ||
                     requires(const Flips& f, const typename Flips::state& s) {
                       { f.last_wakee(s) } -> std::same_as<TaskKey>;

@@ -42,7 +42,9 @@ void Pool<Topo, WakeTraits, BalanceTraits>::wake_task(detail::TaskControl* t, Wa
           .waker_load = 1024},
       // Traced: the answers it reads go with the wake event (kit::observed).
       taskplace::kit::observed<placer_type>(Machine{*this, inside ? workers_[waking]->now : clock_.now()}, n_),
-      inside && !taskplace::kit::times_wakeups<placer_type> ? workers_[waking]->now : clock_.now());
+      // The wake-up's time, read only when the placer needs it (not for a
+      // settled pair's quiet replay).
+      [&] { return inside && !taskplace::kit::times_wakeups<placer_type> ? workers_[waking]->now : clock_.now(); });
   if (shared_placer) shared_placer.unlock();
   if (inside) {
     Worker& w = *workers_[waking];
