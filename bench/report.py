@@ -532,10 +532,11 @@ class Micro:
             "### What SIS_CURRENT adds to a decision", "",
             "Instructions per decision, `traits::SisCurrent<>` and `traits::Current` on the same inputs:", "",
             sis, "",
-            "### The settled-pair fast path", "",
+            "### The settled pair", "",
             "Instructions per decision of a ping-pong pair that has settled (each set's common case: "
-            "CostGate keeps it, SIS_CURRENT keeps it, Current moves it to the idle prev), the caller's "
-            "building of its `Wakeup` included ([runtime.md](runtime.md#the-settled-pair-fast-path)):", "",
+            "Runtime replays CostGate's verdict on 7 wake-ups of 8 and judges the 8th, SIS_CURRENT keeps "
+            "it, Current moves it to the idle prev), the caller's building of its `Wakeup` included "
+            "([runtime.md](runtime.md#the-settled-pair)):", "",
             pair, "",
             "### The kit's bookkeeping against the pool's hand-written state", "",
             "Instructions per wake-up, 12 workers in one LLC, one stream of wake-ups "
