@@ -19,6 +19,8 @@
 #include "taskplace/topology/uniform.hpp"
 #include "taskplace/wake_placer.hpp"
 
+#include "ping_pong_pair.hpp"
+
 using namespace taskplace;
 using namespace std::chrono_literals;
 using testing::ScriptedMachine;
@@ -30,8 +32,10 @@ struct StringMaker<WakeReason> {
 };
 }  // namespace Catch
 
+using placer_test::key_a;
+using placer_test::key_b;
+
 namespace {
-constexpr TaskKey key_a = 1, key_b = 2;
 
 // A alone on its worker; overlap, B's run and the move cost as given.
 constexpr WakeOnCurrentInput gate_input(Nanoseconds overlap, Nanoseconds run, Nanoseconds cost,
@@ -237,37 +241,7 @@ TEST_CASE("the move cost is the crossing floor, or prev's wake cost when prev is
   CHECK(move_cost(unmeasured.at(0ns), 0, 1) == tunables::crossing_cost);
 }
 
-namespace {
-// A ping-pong pair on a 2-CPU machine: A on worker 0 wakes B (last on
-// b_cpu, where each placement leaves it), sleeps `overlap` later; B runs
-// `run`, then sleeps.
-template <class Traits>
-struct Pair {
-  using Placer = WakePlacer<UniformTopology, Traits>;
-  UniformTopology topo{1, 1, 2, 1};
-  Placer placer{topo};
-  typename Placer::task_state a{}, b{};
-  CpuId b_cpu;
-  Nanoseconds now = 1ms;
-
-  explicit Pair(CpuId b_starts_on) : b_cpu(b_starts_on) {}
-  Placement round(kit::Machine& m, Nanoseconds overlap, Nanoseconds run) {
-    placer.task_runs(a, now);
-    now += run;
-    m.running(0);
-    const Placement p = placer.place({.waker = &a, .waker_key = key_a, .wakee = &b, .wakee_key = key_b,
-                                      .waking_cpu = 0, .prev_cpu = b_cpu, .sync = true},
-                                     m.at(now), now);
-    b_cpu = p.cpu;
-    now += overlap;
-    placer.task_sleeps(a, now);
-    placer.task_runs(b, now);
-    now += run;
-    placer.task_sleeps(b, now);
-    return p;
-  }
-};
-}  // namespace
+using placer_test::Pair;
 
 TEST_CASE("traits::Runtime keeps a pipe pair on the waker's worker where the kernel splits it",
           "[cost_gate][wake_placer]") {

@@ -12,12 +12,14 @@
 #include "taskplace/topology/uniform.hpp"
 #include "taskplace/wake_placer.hpp"
 
+#include "../placer/ping_pong_pair.hpp"
+
 using namespace taskplace;
 using namespace std::chrono_literals;
 
-namespace {
-constexpr TaskKey key_a = 1, key_b = 2, key_c = 3;
-}  // namespace
+using placer_test::key_a;
+using placer_test::key_b;
+using placer_test::key_c;
 
 TEST_CASE("SettledPair: a judgement arms Every - 1 replays for its waker, the last one measured",
           "[settled_pair]") {
@@ -62,35 +64,9 @@ struct Judged : Counted {
 };
 static_assert(WakePlacer<UniformTopology, Counted>::settling);
 
-// A on worker 0 wakes B (last on b_cpu, where each placement leaves it)
-// and sleeps `overlap` later; B runs `run`, then sleeps. The clock the
-// placer is given counts its reads.
 template <class Traits>
-struct Pair {
-  using Placer = WakePlacer<UniformTopology, Traits>;
-  UniformTopology topo{1, 1, 2, 1};
-  Placer placer{topo};
-  typename Placer::task_state a{}, b{};
-  CpuId b_cpu = 0;
-  Nanoseconds now = 1ms;
-  int clock_reads = 0;
-
-  Placement round(kit::Machine& m, Nanoseconds overlap, Nanoseconds run, TaskKey waker = key_a) {
-    placer.task_runs(a, now);
-    now += run;
-    m.running(0);
-    const Placement p = placer.place({.waker = &a, .waker_key = waker, .wakee = &b, .wakee_key = key_b,
-                                      .waking_cpu = 0, .prev_cpu = b_cpu, .sync = true},
-                                     m.at(now), [this] { return ++clock_reads, now; });
-    b_cpu = p.cpu;
-    now += overlap;
-    placer.task_sleeps(a, now);
-    placer.task_runs(b, now);
-    now += run;
-    placer.task_sleeps(b, now);
-    return p;
-  }
-  std::uint64_t settled() const { return placer.stats().get(WakeCounter::settled); }
+struct Pair : placer_test::Pair<Traits> {
+  std::uint64_t settled() const { return this->placer.stats().get(WakeCounter::settled); }
 };
 }  // namespace
 
