@@ -519,8 +519,8 @@ class WakePlacer {
   // Effects: the memo after a full judgement: armed when CostGate kept
   //   the wakee before any search (waker_blocks on a measured overlap,
   //   short_work) for a waker at hand, on the wakee's last CPU, with
-  //   nothing queued behind the waker; cleared otherwise. `why`: the kept wake-up's reason, or
-  //   no_search.
+  //   nothing queued behind the waker; cleared otherwise. `why`: the
+  //   kept wake-up's reason, or no_search.
   void settle_after(const Wakeup& w, WakeReason why, CpuId waking, CpuId prev,
                     std::uint32_t waking_nr_running) const noexcept {
     if constexpr (settling) {
