@@ -76,4 +76,34 @@ class ManualClock {
 };
 static_assert(Clock<ManualClock>);
 
+// A clock read taken once, when first asked for, and the same value after:
+// the time a placement passes to WakePlacer::place (which asks only when
+// its decision needs it: not for a settled pair's quiet replay) and shares
+// with a machine state that reads the same moment. Holds a pointer to the
+// clock. Thread-safety: none; one per placement.
+//
+//   const taskplace::ReadOnce now{clock};
+//   placer.place(w, MyMachine{state, now}, now);   // MyMachine calls now() if it must
+template <Clock C>
+class ReadOnce {
+ public:
+  explicit ReadOnce(const C& c) noexcept : c_(&c) {}
+  explicit ReadOnce(const C&&) = delete;  // a temporary clock would dangle
+  // Returns: the clock's now() at the first call; that value after.
+  Nanoseconds operator()() const {
+    if (!read_) {
+      t_ = c_->now();
+      read_ = true;
+    }
+    return t_;
+  }
+  // Returns: whether the clock was read.
+  bool read() const noexcept { return read_; }
+
+ private:
+  const C* c_;
+  mutable Nanoseconds t_{0};
+  mutable bool read_ = false;
+};
+
 }  // namespace taskplace

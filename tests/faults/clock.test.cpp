@@ -157,3 +157,14 @@ TEST_CASE("an idle balancer survives a clock that runs backwards during a pull",
   b.idle_end(st, clock.now());  // ends before the idle stamp: delta 0
   CHECK(b.tracker().avg_idle(st) == 875us);
 }
+
+TEST_CASE("ReadOnce reads its clock at the first call only, and keeps that value",
+          "[faults][clock][settled_pair]") {
+  ManualClock clock{5ms};
+  const ReadOnce once{clock};
+  CHECK_FALSE(once.read());
+  CHECK(once() == 5ms);
+  clock.advance(1ms);  // a later read would see 6 ms: the first value stays
+  CHECK(once() == 5ms);
+  CHECK(once.read());
+}

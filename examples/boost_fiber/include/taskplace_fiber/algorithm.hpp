@@ -261,11 +261,16 @@ class Group {
   // answers, with the LLC's busy share judged against that time.
   class Machine {
    public:
-    Machine(const Group& g, Nanoseconds now) noexcept : g_(&g), now_(now) {}
+    Machine(const Group& g, Nanoseconds now) noexcept : g_(&g), at_(now) {}
+    // `now`: the placement's time, read when first needed (the LLC's busy
+    // share, or the placer's decision; not for a settled pair's replay).
+    Machine(const Group& g, const taskplace::ReadOnce<taskplace::TscClock>& now) noexcept : g_(&g), now_(&now) {}
     bool is_idle(CpuId c) const noexcept { return g_->is_idle(c); }
     std::uint32_t nr_running(CpuId c) const noexcept { return g_->nr_running(c); }
     std::uint64_t load(CpuId c) const noexcept { return g_->load(c); }
-    std::uint32_t llc_utilization_pct(CpuId c) const { return g_->llc_utilization_pct(c, now_); }
+    std::uint32_t llc_utilization_pct(CpuId c) const {
+      return g_->llc_utilization_pct(c, now_ != nullptr ? (*now_)() : at_);
+    }
     // O5: what getting a fiber running on c costs: 0 while c is busy;
     // an idle worker spins (idle_spin) or blocks on its condition variable.
     Nanoseconds wake_cost(CpuId c) const noexcept {
@@ -280,7 +285,8 @@ class Group {
 
    private:
     const Group* g_;
-    Nanoseconds now_;
+    const taskplace::ReadOnce<taskplace::TscClock>* now_ = nullptr;
+    Nanoseconds at_{0};
   };
 
  private:
@@ -603,7 +609,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     // latter's first wake-up from another thread took that thread for its
     // last (PrevCpu moved it there, 1 run in 3 of a cross-thread test).
     const CpuId prev = props.last_worker != taskplace::no_cpu ? props.last_worker : id_;
-    const Nanoseconds now = g_->clock_.now();
+    const taskplace::ReadOnce now{g_->clock_};
     const auto placement = g_->placer_.place(
         {.waker = waker, .waker_key = waker_key, .wakee = &props.task,
          .wakee_key = reinterpret_cast<taskplace::TaskKey>(ctx), .waking_cpu = waking,
