@@ -134,17 +134,14 @@ inline Workload hackbench(std::uint32_t cpus, std::uint64_t seed, std::uint32_t 
   return w;
 }
 
-// AIM7-like users, shaped as the workloads where Low 2013 saw its gains
-// (fserver, high_systime, disk: system time between short blocks): a short
-// burst of system time (exponential, mean 30 us), then a block on I/O
-// (exponential, mean 3 ms), one job each loop. Many users keep the CPUs
-// running and idling in short turns.
+// AIM7-like users: compute (exponential, mean 300 us), then a short
+// blocking wait (exponential, mean 10 ms: disk, pipes), one job each loop.
 inline Workload aim7(std::uint32_t users, std::uint32_t cpus) {
   Workload w;
   w.unit = "jobs/s";
   for (std::uint32_t i = 0; i < users; ++i)
     w.tasks.push_back(TaskSpec{.name = "user" + std::to_string(i),
-                               .program = {Step::compute_exp(30us), Step::sleep_exp(3ms), Step::count(), Step::loop()},
+                               .program = {Step::compute_exp(300us), Step::sleep_exp(10ms), Step::count(), Step::loop()},
                                .footprint_kb = 256,
                                .start_cpu = i % cpus});
   return w;
