@@ -152,19 +152,14 @@ struct Costs {
   bool nohz = true;
   // Cost of one newidle pull attempt at a level: newidle_base plus, for
   // every CPU of the level's span, balance_lines cache lines at that CPU's
-  // distance (update_sg_lb_stats reads each CPU's run-queue counts and its
-  // fair queue's load, which sit in different lines and are written by
-  // their owner at every enqueue and dequeue: two misses per CPU). No term
-  // for concurrent balancers: they contend only where they really meet,
-  // on the run-queue lock of the CPU they pull from, and by reading load
-  // figures that pulls still inside their walks have not yet changed.
-  // defaults 2us, 2: on Low 2013's 8-socket box a machine-level walk costs
-  // 2 us + 140 remote CPUs x 2 x 200 ns + 20 x 2 x 50 ns = 60 us; Low
-  // found that avg_idle had to be compared with 10-20+ times the average
-  // balance cost (avg_idle is capped at 1 ms there: an average of about
-  // 50-100 us).
+  // distance (update_sg_lb_stats reads each CPU's load, nr_running and
+  // capacity: a few lines, whose misses overlap, so one line's latency per
+  // CPU). No term for concurrent balancers: they contend only where they
+  // really meet, on the run-queue lock of the CPU they pull from.
+  // defaults 2us, 1: Low 2013 reports machine-level costs of tens of us on
+  // its 8-socket box (140 remote CPUs x 200 ns + 20 x 50 ns = 29 us).
   Nanoseconds newidle_base = 2us;
-  std::uint32_t balance_lines = 2;
+  std::uint32_t balance_lines = 1;
   // Cache lines a newidle pull moves while it holds the run-queue lock of
   // the CPU it pulls from (the double lock, the scan of that queue, the
   // detach/attach of the task), at that CPU's distance: the hold. The CPU
@@ -227,7 +222,6 @@ struct Costs {
     c.wakeup_granularity = 1s; // no wake-up preemption
     c.sleeper_credit = 0ns;
     c.newidle_base = 100ns;    // a steal attempt's own work, beside the lines it reads
-    c.balance_lines = 1;       // one line per worker: its queue's size
     c.lock_lines = 3;          // a steal's CAS on the victim's queue and the task's lines
     c.migration_cost = taskplace::tunables::runtime_migration_cost;  // a 256 KB working set's refill (25 us)
     return c;
