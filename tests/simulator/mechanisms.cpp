@@ -276,7 +276,7 @@ TEST_CASE("pullers spin for a held run-queue lock, one hand-off line per waiter 
   CHECK(m.check_invariants().empty());
 }
 
-TEST_CASE("a pull shows in the load figures only when its walk ends: a balancer reading before finds the task gone", "[simulator][mechanisms]") {
+TEST_CASE("a pull shows in the load figures only when its walk ends: a balancer reading before may find the task gone", "[simulator][mechanisms]") {
   // One LLC of three CPUs. A (1 ms) runs on cpu 0 with B (100 us) queued
   // behind it; C0 and C1 run on cpus 1 and 2. Nothing costs time but the
   // lock: its hold is lock_lines = 1 line of 1 us, a hand-off 1 us.
@@ -308,6 +308,22 @@ TEST_CASE("a pull shows in the load figures only when its walk ends: a balancer 
     CHECK(r.lock_wait_time == 2us);
     CHECK(r.newidle_time == 4us);
     CHECK(r.lock_stall_time == 2us);
+    CHECK(m.check_invariants().empty());
+  }
+  SECTION("cpu 2's walk reads the old figures but ends after the pull: it re-reads the count, takes no lock") {
+    // Walks of 5 us. cpu 1: walk 100..105, holds 105..106, takes B, seen
+    // from 106 us. cpu 2, idle at 101.5 us, reads cpu 0 as running two;
+    // its walk ends at 106.5 us, after the pull, and cpu 0's count read
+    // then (load_balance's busiest->nr_running > 1) is one: no lock, no
+    // wait, A stalled by cpu 1's hold only.
+    c.newidle_base = 5us;
+    M<> m{three, load(Nanoseconds{101'500}), c};
+    const Report r = m.run_to_completion(1s);
+    CHECK(m.task(1).last_ran == 206us);
+    CHECK(m.task(0).last_ran == 1001us);
+    CHECK(r.newidle_pulls == 1);
+    CHECK(r.newidle_stale == 0);
+    CHECK(r.lock_wait_time == 0us);
     CHECK(m.check_invariants().empty());
   }
   SECTION("cpu 2 idle at 102 us, after the first walk ended: cpu 0 runs one, no lock taken") {

@@ -192,6 +192,14 @@ bool Machine<T, W, B>::newidle(CpuId c) {
       record_hot(k, level, newidle, taskplace::PullOutcome::balanced);
       return false;
     }
+    // Before it locks, the balance reads the busiest CPU's task count
+    // afresh at the end of its walk (kernel: load_balance tests
+    // busiest->nr_running > 1): a pull from it that has ended by then
+    // shows, and with nothing left queued there the lock is not taken.
+    if (rq_.empty(src) && pull_seen_[src].until < clock_now) {
+      record_hot(k, level, newidle, taskplace::PullOutcome::balanced);
+      return false;
+    }
     // The busiest CPU's lock is taken before its tasks are looked at
     // (kernel: load_balance's rq_lock_irqsave(busiest) around
     // detach_tasks), so a pull that finds only hot tasks holds it too.
