@@ -46,8 +46,9 @@ using taskplace::Nanoseconds;
 // cpu: a CPU's segment or balance ends (a = CPU, b = the CPU's generation
 // when it was pushed; a stale generation means the plan changed since);
 // arrival: a remote wake-up reaches its CPU (a = task); timer: a sleep
-// ends (a = task); tick: the periodic tick (a = CPU).
-enum class EventKind : std::uint8_t { cpu, arrival, timer, tick };
+// ends (a = task); tick: the periodic tick (a = CPU); seen: a pull from
+// CPU a becomes visible in the load figures other balancers read.
+enum class EventKind : std::uint8_t { cpu, arrival, timer, tick, seen };
 
 struct Event {
   std::int64_t t = 0;     // simulated time, ns

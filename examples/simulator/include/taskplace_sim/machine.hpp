@@ -127,6 +127,7 @@ class Machine {
         placer_(topology), balancer_(topology), cost_(topology, costs, hw), spans_(topology) {
     const auto n = static_cast<CpuId>(topology.cpu_count());
     cpus_.resize(n);
+    pull_seen_.resize(n);
     for (CpuId c = 0; c < n; ++c) {
       bst_.push_back(balancer_.make_state(c, Nanoseconds{0}));
       rst_.emplace_back();
@@ -187,6 +188,7 @@ class Machine {
         case EventKind::arrival: on_arrival(tasks_[e.a]); break;
         case EventKind::timer: on_timer(tasks_[e.a]); break;
         case EventKind::tick: on_tick(e.a); break;
+        case EventKind::seen: on_pull_seen(e.a); break;
       }
       prefetch_next_task();
     }
@@ -305,7 +307,7 @@ class Machine {
         ++llc_idle[cost_.llc_of(c)];
         ++idle;
       }
-      if (spans_.is_candidate(c) != candidate_now(c)) return "cpu " + std::to_string(c) + ": stale candidate flag";
+      if (spans_.is_candidate(c) != (seen_load(c) != 0)) return "cpu " + std::to_string(c) + ": stale candidate flag";
       if (spans_.is_balancing(c) != k.balancing) return "cpu " + std::to_string(c) + ": stale balancing flag";
     }
     if (queued != queued_) return "queued count " + std::to_string(queued_) + " != recount " + std::to_string(queued);
@@ -411,6 +413,22 @@ class Machine {
   }
   // What a pull looks for: a queued task on a CPU running two or more.
   bool candidate_now(CpuId c) const { return !rq_.empty(c) && nr_running(c) >= 2; }
+  // The load a balance reading c's figures now sees: what c runs, or, while
+  // a pull from c is still inside its puller's walk (up to the instant it
+  // ends), what c ran before that pull, if more (pull_seen_; 0: not a
+  // candidate).
+  std::uint32_t seen_load(CpuId c) const {
+    const std::uint32_t n = candidate_now(c) ? nr_running(c) : 0;
+    const PullSeen& p = pull_seen_[c];
+    return now_ <= p.until ? std::max(n, p.load) : n;
+  }
+  // Effects: a pull from c whose walk ended now shows in the figures
+  // (unless a later one's walk still runs).
+  void on_pull_seen(CpuId c) {
+    PullSeen& p = pull_seen_[c];
+    if (now_ >= p.until) p = PullSeen{};
+    refresh(c);
+  }
   // Effects: brings the idle flag, the idle counts, the overload count and
   // flag, and the span index up to date with c's queue, current task and
   // pending wake-ups. Called after every change of those, before anything
@@ -418,7 +436,7 @@ class Machine {
   void refresh(CpuId c) {
     Cpu& k = cpus_[c];
     const bool over = nr_running(c) >= 2;
-    spans_.set_load(c, over && !rq_.empty(c) ? nr_running(c) : 0);  // candidate_now(c), nr_running read once
+    spans_.set_load(c, seen_load(c));
     if (over != k.overloaded) {
       k.overloaded = over;
       if (over) {
@@ -544,6 +562,7 @@ class Machine {
   CpuId busiest(const Span& span, std::uint32_t level, CpuId c) const;
   Task& detach(CpuId src, std::uint32_t id);
   void lock_for_pull(CpuId thief, CpuId src, Nanoseconds& clock);
+  void show_pull_at(CpuId src, Nanoseconds at);
   bool newidle(CpuId c);
   void on_tick(CpuId c);
 
@@ -561,6 +580,13 @@ class Machine {
   CostModel cost_;
   SpanIndex spans_;
   std::vector<Cpu> cpus_;
+  // Per CPU: the load a pull from it left behind in the figures other
+  // balancers read, until the puller's walk ends (seen_load).
+  struct PullSeen {
+    Nanoseconds until{0};
+    std::uint32_t load = 0;
+  };
+  std::vector<PullSeen> pull_seen_;
   std::vector<typename Balancer::state> bst_;
   std::vector<reservation_cpu_state> rst_;
   std::vector<std::uint32_t> llc_idle_, llc_busy_;

@@ -70,8 +70,10 @@ void Machine<T, W, B>::record_hot(Cpu& thief, std::uint32_t level, taskplace::Ba
 }
 
 // The CPU of `span` (c's level `level` span; other than c) with the most
-// tasks and one queued; on a tie, the first in SpanIndex's bucket order
-// (the first in span order where the spans are walked); no_cpu if none.
+// tasks and one queued, as the load figures read now show it (seen_load: a
+// pull still inside its walk is not seen yet); on a tie, the first in
+// SpanIndex's bucket order (the first in span order where the spans are
+// walked); no_cpu if none.
 // Complexity: O(1) with exact spans (SpanIndex::busiest), O(span) else.
 template <taskplace::Topology T, class W, class B>
 template <class Span>
@@ -85,9 +87,9 @@ CpuId Machine<T, W, B>::busiest(const Span& span, std::uint32_t level, CpuId c) 
   }
   for (auto x : span) {
     const auto s = static_cast<CpuId>(x);
-    if (s == c || rq_.empty(s)) continue;
-    const std::uint32_t n = nr_running(s);
-    if (n >= 2 && n > most) {
+    if (s == c) continue;
+    const std::uint32_t n = seen_load(s);
+    if (n > most) {
       most = n;
       best = s;
     }
@@ -140,6 +142,26 @@ void Machine<T, W, B>::lock_for_pull(CpuId thief, CpuId src, Nanoseconds& clock)
   if (measuring_) r_.lock_stall_time += hold;
 }
 
+// Effects: a pull from `src` (about to be detached, at now_) becomes
+// visible to other balancers' reads only at `at`, when its puller's walk
+// and lock hold end: until then seen_load(src) stays at src's load before
+// the pull (or more), and a `seen` event at `at` brings the span index up
+// to date. Kernel analogue: a balancer reads every CPU's load figures
+// during update_sd_lb_stats, then takes the busiest CPU's lock, and only
+// detach_tasks changes the figures; balancers whose walks overlap read the
+// same figures, pick the same busiest CPU and queue on its lock, and
+// those after the first find fewer tasks than they read.
+template <taskplace::Topology T, class W, class B>
+void Machine<T, W, B>::show_pull_at(CpuId src, Nanoseconds at) {
+  if (at <= now_) return;
+  PullSeen& p = pull_seen_[src];
+  p.load = seen_load(src);
+  if (at > p.until) {
+    p.until = at;
+    push(at, EventKind::seen, src, 0);
+  }
+}
+
 // Effects: the newidle balance of c through the library's IdleBalancer.
 // Each pull attempt costs newidle_base plus balance_lines cache lines per
 // CPU of the span at its distance (walk_cost), plus, when it pulls, the
@@ -170,16 +192,36 @@ bool Machine<T, W, B>::newidle(CpuId c) {
       record_hot(k, level, newidle, taskplace::PullOutcome::balanced);
       return false;
     }
+    // Before it locks, the balance reads the busiest CPU's task count
+    // afresh at the end of its walk (kernel: load_balance tests
+    // busiest->nr_running > 1): a pull from it that has ended by then
+    // shows, and with nothing left queued there the lock is not taken.
+    if (rq_.empty(src) && pull_seen_[src].until < clock_now) {
+      record_hot(k, level, newidle, taskplace::PullOutcome::balanced);
+      return false;
+    }
     // The busiest CPU's lock is taken before its tasks are looked at
     // (kernel: load_balance's rq_lock_irqsave(busiest) around
     // detach_tasks), so a pull that finds only hot tasks holds it too.
     lock_for_pull(c, src, clock_now);
+    if (rq_.empty(src)) {
+      // The figures the walk read were stale: a pull that another
+      // balancer's walk had not yet shown took the task (kernel:
+      // detach_tasks finds nothing to move; the balance is counted as
+      // balanced, load_balance's out_balanced).
+      if (measuring_) ++r_.newidle_stale;
+      record_hot(k, level, newidle, taskplace::PullOutcome::balanced);
+      return false;
+    }
     const std::int64_t v = pick_victim(src, test_hot ? &k : nullptr, level, kind);
     if (v < 0) {
       record_hot(k, level, newidle, taskplace::PullOutcome::refused);
       return false;
     }
     record_hot(k, level, newidle, taskplace::PullOutcome::moved);
+    // Until this balance's walk ends (clock_now: its lock hold done), the
+    // load figures other balancers read still show src as it was.
+    show_pull_at(src, clock_now);
     Task& t = detach(src, static_cast<std::uint32_t>(v));
     t.vruntime = t.vruntime - cpus_[src].min_vruntime + k.min_vruntime;
     t.vr_cpu = c;

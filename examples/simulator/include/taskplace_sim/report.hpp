@@ -58,6 +58,7 @@ struct Report {
   Nanoseconds lock_wait_time{0};       // pullers' time spinning for a held run-queue lock, hand-offs included
   Nanoseconds periodic_time{0};        // accounted cost of periodic balances
   std::uint64_t newidle_runs = 0, newidle_skipped = 0, newidle_pulls = 0;
+  std::uint64_t newidle_stale = 0;     // newidle pulls whose busiest CPU had no task left under its lock
   std::uint64_t newidle_not_overloaded = 0;  // newly idle with no CPU overloaded: no balance
   std::uint64_t periodic_pulls = 0;
   std::uint64_t preemptions = 0, context_switches = 0;
@@ -102,10 +103,10 @@ struct Report {
     TASKPLACE_SIM_LINE("\n  idle-while-runnable %.3f ms, busy %.3f ms, switches %llu, preemptions %llu\n",
          ms(idle_while_runnable), ms(busy_cpu_time), static_cast<unsigned long long>(context_switches),
          static_cast<unsigned long long>(preemptions));
-    TASKPLACE_SIM_LINE("  newidle %llu runs, %llu skipped, %llu not overloaded, %llu pulls, %.3f ms, %.3f ms of tasks stalled, %.3f ms spinning for locks; periodic %llu pulls, %.3f ms\n",
+    TASKPLACE_SIM_LINE("  newidle %llu runs, %llu skipped, %llu not overloaded, %llu pulls, %llu found the busiest emptied, %.3f ms, %.3f ms of tasks stalled, %.3f ms spinning for locks; periodic %llu pulls, %.3f ms\n",
          static_cast<unsigned long long>(newidle_runs), static_cast<unsigned long long>(newidle_skipped),
          static_cast<unsigned long long>(newidle_not_overloaded),
-         static_cast<unsigned long long>(newidle_pulls), ms(newidle_time), ms(lock_stall_time), ms(lock_wait_time),
+         static_cast<unsigned long long>(newidle_pulls), static_cast<unsigned long long>(newidle_stale), ms(newidle_time), ms(lock_stall_time), ms(lock_wait_time),
          static_cast<unsigned long long>(periodic_pulls), ms(periodic_time));
     TASKPLACE_SIM_LINE("  wake paths %.3f ms, L3 capacity refills %.3f ms, %llu signals coalesced, %llu sends blocked\n",
          ms(wake_path_time), ms(capacity_time), static_cast<unsigned long long>(signals_coalesced),
