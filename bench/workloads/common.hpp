@@ -47,7 +47,11 @@ struct Sizes {
   std::uint32_t pgbench_requests = 40'000;   // requests in total
   std::uint32_t pgbench_work_ns = 3'000;     // busy work per request in the backend
   std::uint32_t hackbench_groups = 1;        // groups of 20 senders + 20 receivers
-  std::uint32_t hackbench_loops = 50;        // messages per sender per receiver
+  // Messages per sender per receiver: 200,000 a group, runs of some 20 ms.
+  // Runs of 1-5 ms swung between repetitions (the pool's Runtime against
+  // Linux2008: 0.68-0.92 over three runs of 7 repetitions; at 25 ms 0.89
+  // in each): their parked workers' unparks and start-up were the run.
+  std::uint32_t hackbench_loops = 500;
   std::uint32_t hackbench_fanout = 20;       // senders (= receivers) per group
   std::uint32_t udp_pairs = 4;               // request/response pairs
   std::uint32_t udp_transactions = 2'000;    // requests per pair
