@@ -154,7 +154,8 @@ TEST_CASE("traits::Runtime under user-space costs on 16 CPUs: pipe kept, 1:N spr
       // The client's backends queue behind each other on its CPU: their
       // work exceeds a move, and the client is no pair (its last wakee
       // changes with every request), so the pipeline spreads them. (At 16
-      // clients this seed gives 1.199x; the median over three, 1.54x.)
+      // clients the margin is smaller: 1.47x, the median over three seeds,
+      // docs/simulator.md.)
       CHECK(row.v[rt] >= 1.2 * row.v[aa]);
     }
   }
