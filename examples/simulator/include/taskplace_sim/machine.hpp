@@ -419,6 +419,7 @@ class Machine {
   // candidate).
   std::uint32_t seen_load(CpuId c) const {
     const std::uint32_t n = candidate_now(c) ? nr_running(c) : 0;
+    if (!cpus_[c].pull_shown) return n;  // the common case: no line of pull_seen_ read
     const PullSeen& p = pull_seen_[c];
     return now_ <= p.until ? std::max(n, p.load) : n;
   }
@@ -426,7 +427,10 @@ class Machine {
   // (unless a later one's walk still runs).
   void on_pull_seen(CpuId c) {
     PullSeen& p = pull_seen_[c];
-    if (now_ >= p.until) p = PullSeen{};
+    if (now_ >= p.until) {
+      p = PullSeen{};
+      cpus_[c].pull_shown = false;
+    }
     refresh(c);
   }
   // Effects: brings the idle flag, the idle counts, the overload count and

@@ -156,6 +156,7 @@ void Machine<T, W, B>::show_pull_at(CpuId src, Nanoseconds at) {
   if (at <= now_) return;
   PullSeen& p = pull_seen_[src];
   p.load = seen_load(src);
+  cpus_[src].pull_shown = true;
   if (at > p.until) {
     p.until = at;
     push(at, EventKind::seen, src, 0);

@@ -110,6 +110,7 @@ struct alignas(64) CpuRecord {
   bool busy_flag = false;            // has a task: counts for SIS_UTIL
   bool tick_on = true;               // false: idle, its tick stopped (NOHZ)
   bool overloaded = false;           // runs two or more (nr_running >= 2)
+  bool pull_shown = false;           // a pull from it is inside its puller's walk (Machine::seen_load)
   // --- the second line --------------------------------------------------
   std::uint64_t ticks = 0;
   // Periodic balances of each level that found only hot tasks (kernel:
