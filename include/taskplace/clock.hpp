@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#include <utility>
 
 #include "taskplace/concepts.hpp"
 #include "taskplace/types.hpp"
@@ -90,7 +91,7 @@ class ReadOnce {
   explicit ReadOnce(const C& c) noexcept : c_(&c) {}
   explicit ReadOnce(const C&&) = delete;  // a temporary clock would dangle
   // Returns: the clock's now() at the first call; that value after.
-  Nanoseconds operator()() const {
+  Nanoseconds operator()() const noexcept(noexcept(std::declval<const C&>().now())) {
     if (!read_) {
       t_ = c_->now();
       read_ = true;

@@ -664,15 +664,18 @@ BOOST_AUTO_TEST_CASE(runtime_brings_a_ping_pong_pair_split_across_threads_onto_o
   BOOST_TEST(group.stats().placed_remote < 20u);
 }
 
+namespace counted {
+struct Runtime : taskplace::traits::Runtime {
+  using Stats = taskplace::AtomicStats;
+};
+}  // namespace counted
+
 BOOST_AUTO_TEST_CASE(runtime_replays_a_settled_pairs_verdict_between_judgements) {
   // The same pair, counted: once on one worker, each wake-up is made by a
   // fiber of the same thread (its state at hand), the pair's verdict is
   // armed, and 7 of each 8 wake-ups replay it (SettledPair<8>). Wake-ups
   // made from the other thread, before the pair met, are judged.
-  struct Counted : taskplace::traits::Runtime {
-    using Stats = taskplace::AtomicStats;
-  };
-  using CountedGroup = taskplace_fiber::Group<Counted>;
+  using CountedGroup = taskplace_fiber::Group<counted::Runtime>;
   CountedGroup group{2};
   group.costs = taskplace::kit::WakeCosts{.spinning = std::chrono::milliseconds{1},
                                           .parked = std::chrono::milliseconds{1},

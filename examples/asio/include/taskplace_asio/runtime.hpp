@@ -270,20 +270,27 @@ class Runtime {
   // costs (MachineState O5, O6: traits::Runtime's move cost), and each
   // worker's reservation (MachineState O3; kit::SleepSlot: empty, and
   // never read, without a reservation policy).
+  // The time is the placement's, read when first needed: the counts need
+  // none, so a settled pair's replay (which reads the waking worker's
+  // count only) reads no clock.
   class MachineView {
    public:
-    MachineView(const Runtime& rt, Nanoseconds now) noexcept : at_(rt.machine_.at(now, rt.topo_)), rt_(&rt) {}
-    bool is_idle(CpuId c) const noexcept { return at_.is_idle(c); }
-    std::uint32_t nr_running(CpuId c) const noexcept { return at_.nr_running(c); }
-    std::uint64_t load(CpuId c) const noexcept { return at_.load(c); }
-    std::uint32_t llc_utilization_pct(CpuId c) const { return at_.llc_utilization_pct(c); }
-    Nanoseconds wake_cost(CpuId c) const noexcept { return at_.wake_cost(c); }
-    Nanoseconds crossing_cost() const noexcept { return at_.crossing_cost(); }
+    MachineView(const Runtime& rt, const taskplace::ReadOnce<taskplace::TscClock>& now) noexcept
+        : rt_(&rt), now_(&now) {}
+    bool is_idle(CpuId c) const noexcept { return at().is_idle(c); }
+    std::uint32_t nr_running(CpuId c) const noexcept { return rt_->machine_.nr_running(c); }
+    std::uint64_t load(CpuId c) const noexcept { return rt_->machine_.load(c); }
+    std::uint32_t llc_utilization_pct(CpuId c) const { return at().llc_utilization_pct(c); }
+    Nanoseconds wake_cost(CpuId c) const noexcept { return rt_->machine_.wake_cost(c); }
+    Nanoseconds crossing_cost() const noexcept { return rt_->machine_.crossing_cost(); }
     auto reservation(CpuId c) const noexcept { return rt_->w_[c].sleeps.reservation(); }
 
    private:
-    taskplace::kit::Machine::AtLlc<taskplace::TableTopology> at_;
+    taskplace::kit::Machine::AtLlc<taskplace::TableTopology> at() const noexcept {
+      return rt_->machine_.at((*now_)(), rt_->topo_);
+    }
     const Runtime* rt_;
+    const taskplace::ReadOnce<taskplace::TscClock>* now_;
   };
 
   template <class F>
@@ -313,7 +320,7 @@ class Runtime {
     if (*opts_.cache_hot_steals)
       node.last_ran = Nanoseconds{std::atomic_ref<std::int64_t>(e.state.last_ran).load(std::memory_order_relaxed)};
     [[maybe_unused]] auto lk = lock(e);
-    const auto now = clock_.now();
+    const taskplace::ReadOnce now{clock_};
     const std::uint32_t n = worker_count();
     typename placer_type::Wakeup w{.wakee = &e.state.placement, .wakee_key = store_type::key(task),
                                    .prev_cpu = e.prev_cpu(), .wakee_load = taskplace::kit::wakee_load<placer_type>};
