@@ -626,13 +626,23 @@ BOOST_AUTO_TEST_CASE(a_fiber_launched_with_dispatch_reads_no_flips_and_stays_whe
   BOOST_TEST(remote::count(producer.load(), 1) == 0);
 }
 
+namespace counted {
+struct Runtime : taskplace::traits::Runtime {
+  using Stats = taskplace::AtomicStats;
+};
+}  // namespace counted
+
 BOOST_AUTO_TEST_CASE(runtime_brings_a_ping_pong_pair_split_across_threads_onto_one_worker) {
   // traits::Runtime's test (b) on a wake-up from another thread: the
   // wakee's runs (well under the 1 ms crossing cost set here, so that no
   // preemption of this test's threads decides it) are shorter than a
   // move, so the wakee comes to the waker's worker, and the pair stays.
-  using RuntimeGroup = taskplace_fiber::Group<taskplace::traits::Runtime>;
-  RuntimeGroup group{2};
+  // There each wake-up is made by a fiber of the same thread (its state at
+  // hand), the pair's verdict is armed, and 7 of each 8 wake-ups replay it
+  // (SettledPair<8>); wake-ups from the other thread, before the pair met,
+  // are judged.
+  using CountedGroup = taskplace_fiber::Group<counted::Runtime>;
+  CountedGroup group{2};
   group.costs = taskplace::kit::WakeCosts{.spinning = std::chrono::milliseconds{1},
                                           .parked = std::chrono::milliseconds{1},
                                           .crossing = std::chrono::milliseconds{1}};
@@ -662,44 +672,6 @@ BOOST_AUTO_TEST_CASE(runtime_brings_a_ping_pong_pair_split_across_threads_onto_o
   BOOST_TEST(got == rounds);
   // 2 x 2000 wake-ups; the first ones before a run is measured may cross.
   BOOST_TEST(group.stats().placed_remote < 20u);
-}
-
-namespace counted {
-struct Runtime : taskplace::traits::Runtime {
-  using Stats = taskplace::AtomicStats;
-};
-}  // namespace counted
-
-BOOST_AUTO_TEST_CASE(runtime_replays_a_settled_pairs_verdict_between_judgements) {
-  // The same pair, counted: once on one worker, each wake-up is made by a
-  // fiber of the same thread (its state at hand), the pair's verdict is
-  // armed, and 7 of each 8 wake-ups replay it (SettledPair<8>). Wake-ups
-  // made from the other thread, before the pair met, are judged.
-  using CountedGroup = taskplace_fiber::Group<counted::Runtime>;
-  CountedGroup group{2};
-  group.costs = taskplace::kit::WakeCosts{.spinning = std::chrono::milliseconds{1},
-                                          .parked = std::chrono::milliseconds{1},
-                                          .crossing = std::chrono::milliseconds{1}};
-  constexpr int rounds = 2000;
-  taskplace_fiber::run(group, [&] {
-    boost::fibers::buffered_channel<int> ab{2}, ba{2};
-    boost::fibers::fiber echo([&] {
-      int v = 0;
-      for (int i = 0; i < rounds; ++i) {
-        ab.pop(v);
-        ba.push(v);
-      }
-    });
-    boost::fibers::fiber lead([&] {
-      int v = 0;
-      for (int i = 0; i < rounds; ++i) {
-        ab.push(i);
-        ba.pop(v);
-      }
-    });
-    lead.join();
-    echo.join();
-  });
   const auto& st = group.placer().stats();
   const auto wakeups = st.get(taskplace::WakeCounter::wakeups);
   const auto replayed = st.get(taskplace::WakeCounter::settled);
