@@ -42,6 +42,29 @@ TEST_CASE("single-writer counters add, read and reset like plain ones", "[stats]
   CHECK(s.get(WakeCounter::scanned_cpus) == 0);
 }
 
+TEST_CASE("add_counters sums every counter of several policies' counters", "[stats]") {
+  // Two workers' single-writer counters and a plain one, summed as the
+  // pool and the Boost.Fiber group sum their per-worker placers'.
+  SingleWriterStats::counters<WakeCounter> a, b;
+  PlainStats::counters<WakeCounter> c;
+  a.add(WakeCounter::wakeups, 3);
+  a.add(WakeCounter::settled, 2);
+  b.add(WakeCounter::wakeups, 4);
+  c.add(WakeCounter::wide, 5);
+  PlainStats::counters<WakeCounter> sum;
+  add_counters(sum, a);
+  add_counters(sum, b);
+  add_counters(sum, c);
+  CHECK(sum.get(WakeCounter::wakeups) == 7);
+  CHECK(sum.get(WakeCounter::settled) == 2);
+  CHECK(sum.get(WakeCounter::wide) == 5);
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(WakeCounter::count_); ++i)
+    total += sum.get(static_cast<WakeCounter>(i));
+  CHECK(total == 14);  // nothing else counted
+  CHECK(a.get(WakeCounter::wakeups) == 3);  // the sources are left as they were
+}
+
 TEST_CASE("atomic counters lose no add from several threads", "[stats]") {
   AtomicStats::counters<BalanceCounter> s;
   constexpr int threads = 4, per_thread = 20000;

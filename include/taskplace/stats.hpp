@@ -163,6 +163,15 @@ struct SingleWriterStats {
 };
 static_assert(StatsPolicy<SingleWriterStats, WakeCounter> && StatsPolicy<SingleWriterStats, BalanceCounter>);
 
+// Effects: adds each counter of `from` (any policy's counters of Counter)
+// to `to`: the sum of several placers' or balancers' counters, one per
+// worker (the pool, the Boost.Fiber group).
+template <class Counter, class From>
+void add_counters(PlainStats::counters<Counter>& to, const From& from) noexcept {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(Counter::count_); ++i)
+    to.add(static_cast<Counter>(i), from.get(static_cast<Counter>(i)));
+}
+
 // A hook that ignores every decision. [default] A user hook is any
 // default-constructible type callable with the decision's event (WakeEvent
 // for the placer, BalanceEvent for the balancer): a DecisionHook

@@ -73,22 +73,15 @@ auto Pool<Topo, WakeTraits, BalanceTraits>::reset_stats() noexcept -> void {
 template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
 auto Pool<Topo, WakeTraits, BalanceTraits>::placer_stats() const noexcept -> placer_stats_type {
   placer_stats_type out;
-  auto add = [&](const auto& st) {
-    for (std::size_t i = 0; i < static_cast<std::size_t>(taskplace::WakeCounter::count_); ++i)
-      out.add(static_cast<taskplace::WakeCounter>(i), st.get(static_cast<taskplace::WakeCounter>(i)));
-  };
-  add(placer_.stats());
-  for (auto& w : workers_) add(w->placer.stats());
+  taskplace::add_counters(out, placer_.stats());
+  for (auto& w : workers_) taskplace::add_counters(out, w->placer.stats());
   return out;
 }
 
 template <taskplace::Topology Topo, class WakeTraits, class BalanceTraits>
 auto Pool<Topo, WakeTraits, BalanceTraits>::balancer_stats() const noexcept -> balancer_stats_type {
   balancer_stats_type out;
-  for (auto& w : workers_)
-    for (std::size_t i = 0; i < static_cast<std::size_t>(taskplace::BalanceCounter::count_); ++i)
-      out.add(static_cast<taskplace::BalanceCounter>(i),
-              w->balancer.stats().get(static_cast<taskplace::BalanceCounter>(i)));
+  for (auto& w : workers_) taskplace::add_counters(out, w->balancer.stats());
   return out;
 }
 
