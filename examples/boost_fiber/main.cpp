@@ -33,7 +33,7 @@ int main() {
     for (auto& f : consumers) f.join();
   });
 
-  const auto& st = group.placer().stats();
+  const auto st = group.placer_stats();
   std::printf("sum %llu (expected %llu)\n", static_cast<unsigned long long>(sum.load()), 10000ull * 10001 / 2);
   for (auto c : {taskplace::WakeCounter::wakeups, taskplace::WakeCounter::idle_target,
                  taskplace::WakeCounter::idle_prev, taskplace::WakeCounter::idle_scan,

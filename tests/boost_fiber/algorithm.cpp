@@ -217,7 +217,7 @@ BOOST_AUTO_TEST_CASE(current_places_wakeups_on_idle_workers) {
       });
     for (auto& f : fs) f.join();
   });
-  const auto& st = group.placer().stats();
+  const auto st = group.placer_stats();
   using taskplace::WakeCounter;
   // Each new fiber is awakened at least once, each through place().
   BOOST_TEST(st.get(WakeCounter::wakeups) >= std::uint64_t{fibers});
@@ -238,7 +238,7 @@ BOOST_AUTO_TEST_CASE(always_affine_keeps_every_wakeup_on_the_waking_worker) {
     for (int i = 0; i < fibers; ++i) fs.emplace_back([&] { spin_us(100); ran.fetch_add(1); });
     for (auto& f : fs) f.join();
   });
-  const auto& st = group.placer().stats();
+  const auto st = group.placer_stats();
   using taskplace::WakeCounter;
   BOOST_TEST(ran.load() == fibers);
   BOOST_TEST(st.get(WakeCounter::wakeups) >= std::uint64_t{fibers});
@@ -295,7 +295,7 @@ BOOST_AUTO_TEST_CASE(idle_workers_run_the_balancer) {
   });
   // Workers 1 and 2 had nothing of their own: every pull they made went
   // through IdleBalancer::balance.
-  BOOST_TEST(group.balancer().stats().get(taskplace::BalanceCounter::runs) > 0u);
+  BOOST_TEST(group.balancer_stats().get(taskplace::BalanceCounter::runs) > 0u);
 }
 
 BOOST_AUTO_TEST_CASE(bad_registrations_are_refused) {
@@ -672,7 +672,7 @@ BOOST_AUTO_TEST_CASE(runtime_brings_a_ping_pong_pair_split_across_threads_onto_o
   BOOST_TEST(got == rounds);
   // 2 x 2000 wake-ups; the first ones before a run is measured may cross.
   BOOST_TEST(group.stats().placed_remote < 20u);
-  const auto& st = group.placer().stats();
+  const auto st = group.placer_stats();
   const auto wakeups = st.get(taskplace::WakeCounter::wakeups);
   const auto replayed = st.get(taskplace::WakeCounter::settled);
   BOOST_TEST_MESSAGE("replayed " << replayed << " of " << wakeups << " wake-ups");
@@ -772,9 +772,9 @@ BOOST_AUTO_TEST_CASE(a_traced_group_records_each_placement_and_balance_once) {
     else if (cat == "balance") ++balances;
     else if (cat == "task") (e["name"].str() == "runs" ? runs : ends) += 1;
   }
-  BOOST_TEST(wakes == group.placer().stats().get(taskplace::WakeCounter::wakeups));
+  BOOST_TEST(wakes == group.placer_stats().get(taskplace::WakeCounter::wakeups));
   BOOST_TEST(wakes >= 300u);  // one per message at least
-  BOOST_TEST(balances == group.balancer().stats().get(taskplace::BalanceCounter::runs));
+  BOOST_TEST(balances == group.balancer_stats().get(taskplace::BalanceCounter::runs));
   // Each fiber's runs, and the sleeps or stops that end them (task events):
   // a run for each wake-up at least, an end for each run but the last of
   // each fiber (which ends the fiber).
@@ -935,7 +935,7 @@ void run_hot_pair(G& group, Done done) {
 }
 
 std::uint64_t balancer_counter(const AffineGroup& group, taskplace::BalanceCounter c) {
-  return group.balancer().stats().get(c);
+  return group.balancer_stats().get(c);
 }
 // Idle polls worker 1 made: each ticks the balancer once.
 std::uint64_t polls(const AffineGroup& group) { return balancer_counter(group, taskplace::BalanceCounter::decays); }

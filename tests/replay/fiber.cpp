@@ -59,7 +59,7 @@ ChromeTraceInput traced_pairs(int rounds) {
     e1.join();
     e2.join();
   });
-  placed = group.placer().stats().get(WakeCounter::wakeups);
+  placed = group.placer_stats().get(WakeCounter::wakeups);
   REQUIRE(trace.dropped() == 0);
   std::ostringstream out;
   trace.write(out);

@@ -15,491 +15,23 @@
 //   taskplace_fiber::install(group);     // in each thread: claims a worker, installs Algorithm
 #pragma once
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <concepts>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <ranges>
-#include <stdexcept>
-#include <string>
-#include <vector>
 
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/context.hpp>
-#include <boost/fiber/properties.hpp>
 #include <boost/fiber/scheduler.hpp>
 #include <boost/fiber/type.hpp>
 
-#include "taskplace/tsc_clock.hpp"
-#include "taskplace/concepts.hpp"
-#include "taskplace/detail/math.hpp"
-#include "taskplace/detail/topology_blocks.hpp"
-#include "taskplace/idle_balancer.hpp"
-#include "taskplace/kit/calibration.hpp"
 #include "taskplace/kit/idle.hpp"
-#include "taskplace/kit/trace.hpp"
 #include "taskplace/kit/sleeps.hpp"
-#include "taskplace/placer/llc_utilization.hpp"
-#include "taskplace/policy/task_hot.hpp"
-#include "taskplace/stats.hpp"
-#include "taskplace/topology/sysfs.hpp"
-#include "taskplace/topology/table.hpp"
-#include "taskplace/types.hpp"
-#include "taskplace/wake_placer.hpp"
+#include "taskplace/kit/trace.hpp"
+#include "taskplace_fiber/group.hpp"
 
 namespace taskplace_fiber {
-
-using taskplace::CpuId;
-using taskplace::Nanoseconds;
-
-namespace detail {
-// The placer and the balancer are shared by every thread of the group:
-// their counters must be atomic.
-template <class WakeTraits>
-struct SharedWakeTraits : WakeTraits {
-  using Stats = taskplace::AtomicStats;
-};
-template <class BalanceTraits>
-struct SharedBalanceTraits : BalanceTraits {
-  using Stats = taskplace::AtomicStats;
-};
-
-inline taskplace::TableTopology flat_topology(std::uint32_t workers) {
-  if (workers == 0) throw taskplace::TopologyError("taskplace_fiber::Group: workers must be >= 1 (got 0)");
-  std::vector<std::uint32_t> cores(workers), same(workers, 0);
-  for (std::uint32_t i = 0; i < workers; ++i) cores[i] = i;
-  return taskplace::TableTopology(std::move(cores), same, same);
-}
-
-// The calling thread's worker, set by Algorithm's constructor and cleared by
-// its destructor (kernel: smp_processor_id() of the waker). notify() runs on
-// the waking thread, so it reads here who wakes; `woke` says that the
-// context running now woke a fiber since it was resumed (what tells a
-// yield from a wait, see Algorithm::pick_next).
-struct ThisWorker {
-  const void* group = nullptr;  // the Group, as an address
-  CpuId worker = taskplace::no_cpu;
-  const void* algorithm = nullptr;  // the Algorithm that set it
-  bool woke = false;
-};
-inline thread_local ThisWorker this_worker{};
-}  // namespace detail
-
-// The group's own counters, a snapshot.
-struct GroupStats {
-  std::uint64_t placed_remote = 0;   // wake-ups queued on another worker than the waking one
-  std::uint64_t migrations = 0;      // fibers resumed on another worker than the last one
-  std::uint64_t steal_attempts = 0;  // victim queues the balancer looked into
-  std::uint64_t steals = 0;          // fibers taken from another worker's queue
-  std::uint64_t hot_skips = 0;       // queued fibers a steal left as cache hot (cache_hot_steals)
-};
-
-template <class G>
-class Algorithm;
-
-// The workers of one pool: the topology, the shared placer and balancer, and
-// one ready queue per worker. Models taskplace::MachineState over the
-// workers. Not movable: the placer and the balancer point at the topology.
-// Invariant: every context in a worker queue is a detached worker context
-//   (never pinned); queued(c) counts it.
-// Invariant: the group outlives every thread that registered with it.
-template <class WakeTraits = taskplace::traits::Runtime, taskplace::Topology T = taskplace::TableTopology,
-          class BalanceTraits = taskplace::DefaultBalanceTraits>
-class Group {
- public:
-  using topology_type = T;
-  using placer_type = taskplace::WakePlacer<T, detail::SharedWakeTraits<WakeTraits>>;
-  using balancer_type = taskplace::IdleBalancer<T, detail::SharedBalanceTraits<BalanceTraits>>;
-  using task_state = typename placer_type::task_state;
-
-  // How long an idle worker sleeps at most before it looks at the other
-  // workers' queues again (ungated, see Algorithm::pick_next);
-  // Nanoseconds::max() = never (it then looks only when woken; a longer
-  // std::chrono duration, hours::max(), saturates to it). default 1ms;
-  // kernel: the nohz idle-balance kick.
-  taskplace::SaturatingNanoseconds idle_poll{std::chrono::milliseconds{1}};
-  // A worker lets at most this many fibers run before its dispatcher (which
-  // collects fibers woken from other threads and expired timers) runs.
-  std::uint32_t dispatch_every = 8;  // default 8; kernel: none (Boost.Fiber's dispatcher)
-  // How long an idle worker polls its queue before it blocks: waking a
-  // blocked thread costs a futex round trip, as waking an idle CPU costs an
-  // IPI and the idle exit. Off by default: on machines with fewer cores
-  // than workers the spin takes the CPU from the waker.
-  taskplace::SaturatingNanoseconds idle_spin{};  // default 0 (off); kernel: the cpuidle poll state
-  // A steal (the newidle balance and the idle polls) leaves a fiber that
-  // ran within task_hot.migration_cost on its worker, until that level's
-  // periodic balances (the idle polls) have found only such fibers more
-  // than task_hot.cache_nice_tries times in a row; newidle balances never
-  // count (taskplace::TaskHot). Off: a steal takes the victim's oldest
-  // queued fiber, hot or not. Default: on for the policy sets that weigh
-  // moves in the runtime's costs (traits::Runtime), off for the kernel's
-  // (taskplace::kit::hot_steals_default).
-  bool cache_hot_steals = taskplace::kit::hot_steals_default<placer_type>;  // kernel: task_hot() in can_migrate_task()
-  // The cache-hot test's tunables, read only with cache_hot_steals; its
-  // rule is the balance traits' Hot member (task_hot::SmtExempt2020 by
-  // default; TaskHot<task_hot::AllLevels2007> for the classic one).
-  // Default: the kernel's (500us, {0, 1, 1, 1, 2}), with the runtime's
-  // migration cost (25us) for traits::Runtime (kit::task_hot_default).
-  taskplace::TaskHot<> task_hot = taskplace::kit::task_hot_default<placer_type>();  // kernel: migration_cost, cache_nice_tries
-  // How long a count of an LLC's busy workers stands for the LLC
-  // (llc_utilization_pct, the SIS_UTIL scan budget's input); zero: every
-  // scanning wake-up counts again. Kernel: the LLC's periodic balance
-  // writes nr_idle_scan (update_idle_cpu_scan), about once a tick.
-  // default 4ms (a tick at HZ=250)
-  taskplace::SaturatingNanoseconds llc_sample_period{std::chrono::milliseconds{4}};
-  // What waking a spinning or a blocked worker costs and a cache line's
-  // round trip between workers, read by rules that weigh a move in these
-  // costs (traits::Runtime's CostGate). Measured at construction when
-  // the placer reads them (taskplace::kit::measured_costs(), once per
-  // process, about 60 ms); kernel: none (cpuidle's exit latencies).
-  taskplace::kit::WakeCosts costs{};
-
-  // Effects: one worker per CPU of `topology`.
-  // Throws: TopologyError when the topology has more than 4096 CPUs.
-  explicit Group(T topology) : topo_(std::move(topology)), placer_(topo_), balancer_(topo_) {
-    if (topo_.cpu_count() > 4096)
-      throw taskplace::TopologyError("taskplace_fiber::Group: more than 4096 workers (got " +
-                                     std::to_string(topo_.cpu_count()) + ")");
-    slots_ = std::make_unique<Slot[]>(topo_.cpu_count());
-    for (CpuId c = 0; c < topo_.cpu_count(); ++c) slots_[c].thief.emplace(topo_, c);
-    if constexpr (taskplace::kit::reads_costs<placer_type>) costs = taskplace::kit::measured_costs();
-  }
-  // Effects: `workers` workers sharing one LLC, one worker per core.
-  // Throws: TopologyError when workers == 0.
-  explicit Group(std::uint32_t workers)
-    requires std::same_as<T, taskplace::TableTopology>
-      : Group(detail::flat_topology(workers)) {}
-  // Effects: one worker per CPU this process may run on, with the machine's
-  //   cache topology (SysfsTopology).
-  // Throws: SysfsError / TopologyError as SysfsTopology does.
-  Group()
-    requires std::same_as<T, taskplace::TableTopology>
-      : Group(taskplace::SysfsTopology{}.table()) {}
-
-  Group(const Group&) = delete;
-  Group& operator=(const Group&) = delete;
-
-  std::uint32_t worker_count() const noexcept { return topo_.cpu_count(); }
-  const T& topology() const noexcept { return topo_; }
-  const placer_type& placer() const noexcept { return placer_; }
-  const balancer_type& balancer() const noexcept { return balancer_; }
-  // Returns: the number of threads registered now.
-  std::uint32_t registered() const noexcept {
-    std::uint32_t n = 0;
-    for (std::uint32_t c = 0; c < worker_count(); ++c) n += slots_[c].registered.load(std::memory_order_acquire);
-    return n;
-  }
-
-  // Returns: the group's counters. Thread-safety: any thread.
-  // A thief's counts are its worker's (kit::Stealer), summed here.
-  GroupStats stats() const noexcept {
-    GroupStats s{placed_remote_.load(std::memory_order_relaxed), migrations_.load(std::memory_order_relaxed)};
-    for (std::uint32_t c = 0; c < worker_count(); ++c) {
-      const auto k = slots_[c].thief->counts();
-      s.steal_attempts += k.attempts;
-      s.steals += k.steals;
-      s.hot_skips += k.hot_skips;
-    }
-    return s;
-  }
-  // Effects: the placer's and the balancer's decisions go to `t` (null:
-  // nowhere) when the traits carry taskplace::kit::ChromeTraceHook
-  // (TracedGroup); otherwise nothing. A group constructed while a
-  // ChromeTrace was installed (ChromeTrace::Install) records there already.
-  // Thread-safety: before any thread registers (the hooks read the sink
-  // without a lock); `t` must outlive the group's threads.
-  void trace(taskplace::kit::ChromeTrace* t) noexcept {
-    if constexpr (requires(typename placer_type::hook_type& h) { h.attach(t); }) placer_.hook().attach(t);
-    if constexpr (requires(typename balancer_type::hook_type& h) { h.attach(t); }) balancer_.hook().attach(t);
-  }
-  // Returns: the trace the placer records into (null: none; always null
-  // without the trace hook). A traced group also records each fiber's
-  // runs, stops and sleeps there (kit::TaskEvent, as the pool does), for
-  // a replay under the sets that read them (traits::Runtime, SisCurrent,
-  // CacheHot).
-  taskplace::kit::ChromeTrace* tracing() const noexcept {
-    if constexpr (requires(const typename placer_type::hook_type& h) { h.sink; }) return placer_.hook().sink;
-    return nullptr;
-  }
-
-  // Effects: zeroes the group's, the placer's and the balancer's counters.
-  void reset_stats() noexcept {
-    placed_remote_ = 0;
-    migrations_ = 0;
-    for (std::uint32_t c = 0; c < worker_count(); ++c) slots_[c].thief->reset_counts();
-    placer_.stats().reset();
-    balancer_.stats().reset();
-  }
-
-  // --- MachineState (R1-R3); answers may be stale ------------------------
-  bool is_idle(CpuId c) const noexcept { return nr_running(c) == 0; }
-  std::uint32_t nr_running(CpuId c) const noexcept {
-    const Slot& s = slots_[c];
-    return s.queued.load(std::memory_order_relaxed) + (s.busy.load(std::memory_order_relaxed) ? 1u : 0u);
-  }
-  std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
-  // O1: the busy share of c's LLC in percent, sampled at most once every
-  // llc_sample_period for the whole LLC, on the LLC's first worker
-  // (taskplace::LlcUtilizationSample): a scanning wake-up reads one line,
-  // not every worker of the LLC. This overload reads the clock; the
-  // placements pass the time they already read (Machine).
-  std::uint32_t llc_utilization_pct(CpuId c) const { return llc_utilization_pct(c, clock_.now()); }
-  std::uint32_t llc_utilization_pct(CpuId c, Nanoseconds now) const {
-    const auto llc = topo_.llc_cpus(c);
-    if (std::ranges::empty(llc)) return 0;
-    return slots_[static_cast<CpuId>(*std::ranges::begin(llc))].llc_sample.read(
-        llc, [this](CpuId x) { return !is_idle(x); }, now, llc_sample_period);
-  }
-
-  // The group's machine state at one time (a placement's): the group's
-  // answers, with the LLC's busy share judged against that time.
-  class Machine {
-   public:
-    Machine(const Group& g, Nanoseconds now) noexcept : g_(&g), at_(now) {}
-    // `now`: the placement's time, read when first needed (the LLC's busy
-    // share, or the placer's decision; not for a settled pair's replay).
-    Machine(const Group& g, const taskplace::ReadOnce<taskplace::TscClock>& now) noexcept : g_(&g), now_(&now) {}
-    bool is_idle(CpuId c) const noexcept { return g_->is_idle(c); }
-    std::uint32_t nr_running(CpuId c) const noexcept { return g_->nr_running(c); }
-    std::uint64_t load(CpuId c) const noexcept { return g_->load(c); }
-    std::uint32_t llc_utilization_pct(CpuId c) const {
-      return g_->llc_utilization_pct(c, now_ != nullptr ? (*now_)() : at_);
-    }
-    // O5: what getting a fiber running on c costs: 0 while c is busy;
-    // an idle worker spins (idle_spin) or blocks on its condition variable.
-    Nanoseconds wake_cost(CpuId c) const noexcept {
-      if (!g_->is_idle(c)) return Nanoseconds{0};
-      return g_->idle_spin.count() > 0 ? g_->costs.spinning : g_->costs.parked;
-    }
-    // O6: a cache line's round trip between workers.
-    Nanoseconds crossing_cost() const noexcept { return g_->costs.crossing; }
-    // O3: c's reservation state (kit::SleepSlot; empty, and never read,
-    // without a reservation policy).
-    auto reservation(CpuId c) const noexcept { return g_->slots_[c].sleeps.reservation(); }
-
-   private:
-    const Group* g_;
-    const taskplace::ReadOnce<taskplace::TscClock>* now_ = nullptr;
-    Nanoseconds at_{0};
-  };
-
- private:
-  friend class Algorithm<Group>;
-  using context = boost::fibers::context;
-
-  struct alignas(64) Slot {
-    std::mutex m;
-    std::condition_variable cv;
-    std::deque<context*> q;   // guarded by m
-    bool flag = false;        // guarded by m: a wake-up is pending
-    bool sleeping = false;    // guarded by m: the owner waits on cv
-    std::atomic<std::uint32_t> queued{0};
-    std::atomic<bool> busy{false};
-    std::atomic<bool> pending{false};  // flag, readable without the lock
-    // The worker of the last fiber that woke one of ours from another
-    // thread (Boost.Fiber hands such a wake-up to our thread's dispatcher
-    // and loses who made it). A hint: a later one overwrites it, and a
-    // wake-up the dispatcher collects before notify() wrote it (Boost
-    // queues the fiber first) finds none and counts as this worker's own.
-    std::atomic<CpuId> remote_waker{taskplace::no_cpu};
-    // And that fiber's key (no_task for main or the dispatcher): the
-    // placer judges the wakee on its own run (WakePlacer::Wakeup::waker_key;
-    // the waker's state belongs to the other thread). A hint as well: the
-    // two may come from different wake-ups.
-    std::atomic<taskplace::TaskKey> remote_waker_key{taskplace::no_task};
-    // And its flips, read on its thread (Wakeup::waker_flips): a
-    // dispatcher that wakes many stays known as one across threads.
-    std::atomic<std::uint32_t> remote_waker_flips{0};
-    std::atomic<bool> registered{false};
-    std::optional<typename balancer_type::state> idle;  // owner thread only
-    // The worker's steals (kit::Stealer): its counts, and per level the
-    // periodic balances in a row that found only cache-hot fibers
-    // (cache_hot_steals; kernel sd->nr_balance_failed). Owner thread only;
-    // made anew when a thread claims the worker (the options as then).
-    // The cache-hot test's rule is the balancer traits' (Hot), its
-    // tunables the group's task_hot.
-    std::optional<taskplace::kit::Stealer<T, typename balancer_type::hot_policy>> thief;  // made with the group
-    // The worker's queue as a thief sees it (kit::WorkerQueue): its queued
-    // fibers; a steal takes the oldest, or the one `pick` chooses among
-    // them, oldest first.
-    std::size_t size() const noexcept { return queued.load(std::memory_order_relaxed); }
-    // The pops that took the last fiber queued here (kit::WorkerQueue
-    // O1). Written by the owner thread alone (pop).
-    std::uint64_t drains() const noexcept { return drained.load(std::memory_order_relaxed); }
-    std::atomic<std::uint64_t> drained{0};
-    template <class Pick>
-    context* try_steal(const Pick& pick) noexcept {
-      std::lock_guard lk(m);
-      if (q.empty()) return nullptr;
-      const auto it = pick(q.begin(), q.end());
-      if (it == q.end()) return nullptr;
-      context* ctx = *it;
-      q.erase(it);
-      queued.fetch_sub(1, std::memory_order_relaxed);
-      return ctx;
-    }
-    context* try_steal() noexcept {
-      return try_steal([](auto first, auto) { return first; });
-    }
-    // On the LLC's first worker: the LLC's busy share (llc_utilization_pct).
-    taskplace::LlcUtilizationSample llc_sample;
-    // The sleeps of the fibers this worker runs (kit::SleepSlot: the
-    // reservation's per-CPU state, with traits::CacheHot).
-    taskplace::kit::SleepSlot<placer_type> sleeps;
-  };
-
-  // Effects: claims worker `c`. Throws std::invalid_argument when c is out
-  // of range or already claimed.
-  void claim(CpuId c) {
-    if (c >= worker_count())
-      throw std::invalid_argument("taskplace_fiber::Algorithm: worker " + std::to_string(c) +
-                                  " out of range (group of " + std::to_string(worker_count()) + ")");
-    if (slots_[c].registered.exchange(true, std::memory_order_acq_rel))
-      throw std::invalid_argument("taskplace_fiber::Algorithm: worker " + std::to_string(c) +
-                                  " is already registered");
-    slots_[c].idle = balancer_.make_state(c, clock_.now());
-    make_thief(c);
-  }
-  CpuId claim_next() {
-    for (CpuId c = 0; c < worker_count(); ++c) {
-      bool expected = false;
-      if (slots_[c].registered.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
-        slots_[c].idle = balancer_.make_state(c, clock_.now());
-        make_thief(c);
-        return c;
-      }
-    }
-    throw std::invalid_argument("taskplace_fiber::Algorithm: all " + std::to_string(worker_count()) +
-                                " workers of the group are registered");
-  }
-  void release(CpuId c) noexcept { slots_[c].registered.store(false, std::memory_order_release); }
-  // Effects: readies worker c's thief for the thread claiming it: the
-  //   group's cache-hot options as they are now, fresh failure counts.
-  //   (The thieves live as long as the group, so that stats() may read
-  //   their counts from any thread.)
-  void make_thief(CpuId c) noexcept {
-    slots_[c].thief->set_options(
-        {cache_hot_steals, taskplace::task_hot_with_tunables<typename balancer_type::hot_policy>(task_hot)});
-    slots_[c].thief->reset_hot_state();
-  }
-  // The thieves' view (kit::QueueSource, kit::LastRanOf; kit/idle.hpp).
-  struct Queues {
-    Group* g;
-    Slot& operator()(CpuId c) const noexcept { return g->slots_[c]; }
-  };
-
-  // Effects: queues `ctx` on worker c and wakes c's thread if it sleeps.
-  void push(CpuId c, context* ctx) noexcept {
-    Slot& s = slots_[c];
-    bool wake = false;
-    {
-      std::lock_guard lk(s.m);
-      s.q.push_back(ctx);
-      s.queued.fetch_add(1, std::memory_order_relaxed);
-      s.flag = true;
-      s.pending.store(true, std::memory_order_release);
-      wake = s.sleeping;
-    }
-    if (wake) s.cv.notify_one();
-  }
-  // `drains`: the pop may count as a drain of the queue (WorkerQueue O1):
-  // not when the fiber that stopped yields, since Boost.Fiber queues it
-  // again only after this pop, so the queue never really emptied.
-  context* pop(CpuId c, bool drains = true) noexcept {
-    Slot& s = slots_[c];
-    if (s.queued.load(std::memory_order_relaxed) == 0) return nullptr;
-    std::lock_guard lk(s.m);
-    if (s.q.empty()) return nullptr;
-    context* ctx = s.q.front();
-    s.q.pop_front();
-    s.queued.fetch_sub(1, std::memory_order_relaxed);
-    if (drains && s.q.empty()) s.drained.store(s.drained.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    return ctx;
-  }
-  void notify(CpuId c) noexcept {
-    Slot& s = slots_[c];
-    bool wake = false;
-    {
-      std::lock_guard lk(s.m);
-      s.flag = true;
-      s.pending.store(true, std::memory_order_release);
-      wake = s.sleeping;
-    }
-    if (wake) s.cv.notify_one();
-  }
-  // Effects: spins for idle_spin or until `until`, whichever is sooner (a
-  //   timer due during the spin fires on time), then blocks until `until`,
-  //   a wake-up of c, or idle_poll from now, whichever comes first. A
-  //   deadline past the clock's range (idle_poll or idle_spin of
-  //   Nanoseconds::max(): never) saturates instead of wrapping into the past.
-  void sleep(CpuId c, std::chrono::steady_clock::time_point until) noexcept {
-    using steady = std::chrono::steady_clock;
-    Slot& s = slots_[c];
-    if (idle_spin.count() > 0) {
-      const auto start = steady::now();
-      // until > start: the difference is positive and fits (no overflow).
-      const Nanoseconds left =
-          until > start ? std::chrono::duration_cast<Nanoseconds>(until - start) : Nanoseconds{0};
-      const Nanoseconds spin = std::min<Nanoseconds>(idle_spin, left);
-      const Nanoseconds spin_until = taskplace::saturating_add(clock_.now(), spin);
-      while (!s.pending.load(std::memory_order_acquire) && clock_.now() < spin_until) {
-      }
-    }
-    // Compare before adding: now + idle_poll overflows for large idle_poll.
-    const auto now = steady::now();
-    const auto poll =
-        std::chrono::duration_cast<steady::duration>(std::max<Nanoseconds>(idle_poll, Nanoseconds{0}));
-    if (until > now && poll < until - now) until = now + poll;
-    std::unique_lock lk(s.m);
-    if (!s.flag && s.q.empty()) {
-      s.sleeping = true;
-      s.cv.wait_until(lk, until, [&] { return s.flag || !s.q.empty(); });
-      s.sleeping = false;
-    }
-    s.flag = false;
-    s.pending.store(false, std::memory_order_relaxed);
-  }
-
-  T topo_;
-  placer_type placer_;
-  balancer_type balancer_;
-  // The process's TscClock (the TSC where it is invariant, steady_clock
-  // elsewhere): read at every wake-up it places (its cost against
-  // steady_clock's: docs/benchmarks.md, "Clock reads").
-  taskplace::TscClock clock_ = taskplace::TscClock::process();
-  std::unique_ptr<Slot[]> slots_;
-  std::atomic<std::uint64_t> placed_remote_{0}, migrations_{0};
-};
-
-// A group whose placer and balancer record their decisions as Chrome trace
-// JSON (taskplace/kit/trace.hpp) into the trace given to Group::trace(), or
-// the one installed when it was constructed.
-template <class WakeTraits = taskplace::traits::Runtime, taskplace::Topology T = taskplace::TableTopology,
-          class BalanceTraits = taskplace::DefaultBalanceTraits>
-using TracedGroup = Group<taskplace::kit::Traced<WakeTraits>, T, taskplace::kit::Traced<BalanceTraits>>;
-
-// Per-fiber state, as Boost.Fiber properties: the placer's task state, the
-// worker the fiber last ran on, and when it last ran.
-// Invariant: written only by the thread that runs the fiber or queues it,
-//   before the queueing; read by other threads only while the fiber is
-//   queued, under that worker queue's mutex (which orders the two).
-template <class G>
-struct Properties : boost::fibers::fiber_properties {
-  explicit Properties(boost::fibers::context* ctx) : fiber_properties(ctx) {}
-  typename G::task_state task{};
-  CpuId last_worker = taskplace::no_cpu;
-  // When it last ran (kernel se.exec_start), kept only when the group has
-  // cache_hot_steals: the start of its last run, moved to the moment it
-  // stopped running (it yielded, blocked or ended); never ran (or the
-  // option was off): Nanoseconds::min() (cold). The group's clock.
-  Nanoseconds last_ran = Nanoseconds::min();
-};
 
 // One worker's scheduling algorithm; install it in each thread of the pool
 // with install(group) (below), or with
@@ -610,7 +142,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     // last (PrevCpu moved it there, 1 run in 3 of a cross-thread test).
     const CpuId prev = props.last_worker != taskplace::no_cpu ? props.last_worker : id_;
     const taskplace::ReadOnce now{g_->clock_};
-    const auto placement = g_->placer_.place(
+    const auto placement = g_->slots_[id_].placer->place(
         {.waker = waker, .waker_key = waker_key, .wakee = &props.task,
          .wakee_key = reinterpret_cast<taskplace::TaskKey>(ctx), .waking_cpu = waking,
          .prev_cpu = prev, .waker_flips = waker_flips, .wakee_load = taskplace::kit::wakee_load<typename G::placer_type>},
@@ -643,7 +175,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     if (g_->cache_hot_steals || taskplace::kit::reports_sleeps<typename G::placer_type> || g_->tracing() != nullptr)
       ended = stamp_end_of_run(caller, !may_yield);
     yielder_ = nullptr;
-    context* next = choose_next(ended, may_yield);
+    context* next = choose_next(caller, ended, may_yield);
     if (may_yield && next != nullptr && next != caller) {
       yielder_ = caller;
       yield_to_ = next;
@@ -680,7 +212,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
         // launch::dispatch may have no properties yet: none.
         const auto* props =
             fiber ? static_cast<properties_type*>(base::get_properties(const_cast<context*>(active))) : nullptr;
-        g_->slots_[id_].remote_waker_flips.store(props != nullptr ? g_->placer_.flips().flips(props->task.flips) : 0,
+        g_->slots_[id_].remote_waker_flips.store(props != nullptr ? g_->slots_[id_].placer->flips().flips(props->task.flips) : 0,
                                                  std::memory_order_relaxed);
         g_->slots_[id_].remote_waker_key.store(fiber ? reinterpret_cast<taskplace::TaskKey>(active) : taskplace::no_task,
                                                std::memory_order_relaxed);
@@ -700,21 +232,23 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   }
 
   // The body of pick_next().
+  // `self`: the context calling pick_next (context::active(), read once:
+  // a call into Boost.Fiber's library and a thread-local lookup).
   // `ended`: the clock read that ended the caller's run, if one was taken:
   // a fiber popped from this worker's queue right after starts at it (one
   // read fewer a switch; its run reads the queue's pop longer).
   // `yields`: the caller may be yielding (pick_next), so it is queued again
   // right after this.
-  context* choose_next(std::optional<Nanoseconds> ended, bool yields) noexcept {
+  context* choose_next(context* self, std::optional<Nanoseconds> ended, bool yields) noexcept {
     G& g = *g_;
     auto& slot = g.slots_[id_];
     if (!pinned_.empty()) {
       context* ctx = pinned_.front();
       pinned_.pop_front();
-      return run(ctx, false);
+      return run(self, ctx, false);
     }
     if (dispatcher_ != nullptr && since_dispatch_ >= g.dispatch_every) return run_dispatcher();
-    if (context* ctx = g.pop(id_, !yields)) return run(ctx, true, ended);
+    if (context* ctx = g.pop(id_, !yields)) return run(self, ctx, true, ended);
     if (dispatcher_ != nullptr) return run_dispatcher();
     if (idle_) {
       // Still idle (idle_poll expired, or a wake-up left nothing here): the
@@ -725,18 +259,18 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
       // the idle stamp the newidle balance set when this idle period began
       // (a balance now would restamp it, and avg_idle would never see an
       // idle period longer than idle_poll, keeping a closed gate closed).
-      g.balancer_.tick(*slot.idle, g.clock_.now());
+      slot.balancer->tick(*slot.idle, g.clock_.now());
       typename G::Queues queues{&g};
       if (context* got = slot.thief->periodic(queues, LastRan{}, g.clock_, g.nr_running(id_)))
-        return run(got, true);
+        return run(self, got, true);
       slot.busy.store(false, std::memory_order_relaxed);
       return nullptr;
     }
     // Nothing here: newidle balance over the levels, nearest first.
     typename G::Queues queues{&g};
-    if (context* got = slot.thief->newidle(g.balancer_, *slot.idle, queues, LastRan{}, g.clock_,
+    if (context* got = slot.thief->newidle(*slot.balancer, *slot.idle, queues, LastRan{}, g.clock_,
                                            taskplace::Overload::unknown, g.nr_running(id_)))
-      return run(got, true);
+      return run(self, got, true);
     slot.busy.store(false, std::memory_order_relaxed);
     idle_ = true;
     return nullptr;
@@ -789,8 +323,8 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     const auto key = reinterpret_cast<taskplace::TaskKey>(caller);
     const bool cpu_idle = slot.queued.load(std::memory_order_relaxed) == 0 && pinned_.empty();
     if constexpr (reports) {
-      if (blocks) slot.sleeps.report(g_->placer_, p->task, key, cpu_idle, now);
-      else g_->placer_.task_stops(p->task, now);
+      if (blocks) slot.sleeps.report(*slot.placer, p->task, key, cpu_idle, now);
+      else slot.placer->task_stops(p->task, now);
     }
     // Traced: the same moment as a task event (after the report, as the
     // pool records it).
@@ -814,7 +348,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // cache_hot_steals, when it started (its last_ran, written before it
   // runs and queued nowhere; without the option no clock is read for it).
   // `ended`: a clock read just taken (the previous run's end) to start at.
-  context* run(context* ctx, bool worker, std::optional<Nanoseconds> ended = {}) noexcept {
+  context* run(context* self, context* ctx, bool worker, std::optional<Nanoseconds> ended = {}) noexcept {
     G& g = *g_;
     const bool stamp = worker && g.cache_hot_steals;
     constexpr bool reports = taskplace::kit::reports_sleeps<typename G::placer_type>;
@@ -824,12 +358,12 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
                                 : Nanoseconds{0};
     if (idle_) {
       idle_ = false;
-      g.balancer_.idle_end(*g.slots_[id_].idle, now);
+      g.slots_[id_].balancer->idle_end(*g.slots_[id_].idle, now);
     }
     g.slots_[id_].busy.store(true, std::memory_order_relaxed);
     if (!worker) return ctx;
     ++since_dispatch_;
-    context::active()->attach(ctx);
+    self->attach(ctx);
     auto& props = base::properties(ctx);
     if (props.last_worker != taskplace::no_cpu && props.last_worker != id_)
       g.migrations_.fetch_add(1, std::memory_order_relaxed);
@@ -837,7 +371,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     if (stamp) props.last_ran = now;
     // The run starts (DurationTracker), and the fiber's next sleep report
     // is due; nothing without a policy that reads sleeps.
-    g.placer_.task_runs(props.task, now);
+    g.slots_[id_].placer->task_runs(props.task, now);
     if (trace != nullptr)  // traced: the run as a task event, for a replay
       trace->record(taskplace::kit::TaskEvent{reinterpret_cast<taskplace::TaskKey>(ctx), id_, now,
                                               taskplace::kit::TaskEvent::Kind::runs});
