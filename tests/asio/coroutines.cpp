@@ -79,7 +79,7 @@ TEST_CASE("a ping-pong of coroutines over channels: each send wakes the other, p
   taskplace_asio::Channel<int, Rt> ping{rt}, pong{rt};
   int a = 0, b = 0;  // the two coroutines' tasks
   std::atomic<int> elsewhere{0}, wrong{0};
-  const auto placed_before = rt.placer().stats().get(taskplace::WakeCounter::wakeups);
+  const auto placed_before = rt.placer_stats().get(taskplace::WakeCounter::wakeups);
   auto player_a = [&]() -> awaitable<int> {
     int last = -1;
     for (int i = 0; i < rounds; ++i) {
@@ -105,7 +105,7 @@ TEST_CASE("a ping-pong of coroutines over channels: each send wakes the other, p
   CHECK(elsewhere.load() == 0);
   // Every receive is a wake-up of the receiver's task through the placer
   // (2 a round), besides the spawns' and completions' posts.
-  const auto placed = rt.placer().stats().get(taskplace::WakeCounter::wakeups) - placed_before;
+  const auto placed = rt.placer_stats().get(taskplace::WakeCounter::wakeups) - placed_before;
   CHECK(placed >= 2u * rounds);
   CHECK(rt.stats().handlers >= 2u * rounds);
   // Each task's state is in the runtime's store: both were placed as tasks.

@@ -395,7 +395,7 @@ TEST_CASE("a traced runtime records each placement once, as valid Chrome trace J
     };
     REQUIRE(rt.post(&a, [&hop] { hop(false); }));
     rt.join();
-    wakeups = rt.placer().stats().get(taskplace::WakeCounter::wakeups);
+    wakeups = rt.placer_stats().get(taskplace::WakeCounter::wakeups);
   }
   REQUIRE(trace.dropped() == 0);
   std::ostringstream out;
@@ -430,8 +430,8 @@ TEST_CASE("a traced runtime records each newidle balance of its balancer once") 
     };
     REQUIRE(rt.post(&a, [&hop] { hop(false); }));
     rt.join();
-    balances = rt.balancer().stats().get(taskplace::BalanceCounter::runs);
-    wakeups = rt.placer().stats().get(taskplace::WakeCounter::wakeups);
+    balances = rt.balancer_stats().get(taskplace::BalanceCounter::runs);
+    wakeups = rt.placer_stats().get(taskplace::WakeCounter::wakeups);
   }
   REQUIRE(trace.dropped() == 0);
   std::ostringstream out;
@@ -509,7 +509,7 @@ TEMPLATE_TEST_CASE("the policy sets that read sleeps run in the Asio runtime, an
     CHECK(rt.stats().handlers == 2'000);
     sa = rt.task_state(&a);
     sb = rt.task_state(&b);
-    wakeups = rt.placer().stats().get(taskplace::WakeCounter::wakeups);
+    wakeups = rt.placer_stats().get(taskplace::WakeCounter::wakeups);
     REQUIRE(sa.has_value());
     REQUIRE(sb.has_value());
     if constexpr (R::placer_type::tracking_duration)

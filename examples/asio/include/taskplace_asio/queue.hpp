@@ -22,9 +22,12 @@ namespace taskplace_asio {
 using Task = const void*;  // a task's handle; its address names it
 
 namespace detail {
+// Each worker's placer and balancer are used by its thread alone, and
+// the placer for posts from off the pool under a lock: single-writer
+// counters, no locked instruction per count (the pool's layout).
 template <class W>
-struct SharedTraits : W {
-  using Stats = taskplace::AtomicStats;  // one placer, every thread
+struct WorkerTraits : W {
+  using Stats = taskplace::SingleWriterStats;
 };
 
 // A queued handler: its task, and whether the task is the handler's own

@@ -110,9 +110,11 @@ using taskplace::Nanoseconds;
 template <class WakeTraits = taskplace::traits::Runtime, class BalanceTraits = taskplace::DefaultBalanceTraits>
 class Runtime {
  public:
-  using placer_type = taskplace::WakePlacer<taskplace::TableTopology, detail::SharedTraits<WakeTraits>>;
+  using placer_type = taskplace::WakePlacer<taskplace::TableTopology, detail::WorkerTraits<WakeTraits>>;
   using balancer_type =
-      taskplace::IdleBalancer<taskplace::TableTopology, detail::SharedTraits<BalanceTraits>>;
+      taskplace::IdleBalancer<taskplace::TableTopology, detail::WorkerTraits<BalanceTraits>>;
+  using placer_stats_type = taskplace::PlainStats::counters<taskplace::WakeCounter>;
+  using balancer_stats_type = taskplace::PlainStats::counters<taskplace::BalanceCounter>;
   // A worker's steals, their cache-hot rule the balance traits' (Hot).
   using thief_type = taskplace::kit::Stealer<taskplace::TableTopology, typename balancer_type::hot_policy>;
   // Whether the handlers' runs and the tasks' sleeps are reported (the
@@ -120,7 +122,7 @@ class Runtime {
   static constexpr bool reports_sleeps = taskplace::kit::reports_sleeps<placer_type>;
 
   explicit Runtime(std::uint32_t workers, Options o = {})
-      : topo_(detail::flat_topology(workers)), placer_(topo_), balancer_(topo_),
+      : topo_(detail::flat_topology(workers)), placer_(topo_),
         machine_(workers),
         opts_(taskplace::kit::with_policy_steals<placer_type>(taskplace::kit::with_measured_costs<placer_type>(o))) {
     machine_.set_costs(opts_.costs);
@@ -128,6 +130,8 @@ class Runtime {
     for (CpuId c = 0; c < workers; ++c) {
       w_[c].q.machine = &machine_;
       w_[c].q.owner = c;
+      w_[c].placer.emplace(topo_);
+      w_[c].balancer.emplace(topo_);
       w_[c].thief.emplace(
           topo_, c,
           typename thief_type::Options{
@@ -148,8 +152,23 @@ class Runtime {
   // resolved where they were left unset).
   const Options& options() const noexcept { return opts_; }
   boost::asio::io_context& context(CpuId c) { return w_[c].ctx; }
-  const placer_type& placer() const noexcept { return placer_; }
-  const balancer_type& balancer() const noexcept { return balancer_; }
+  // Returns: the placers' (each worker's and the one for posts from off
+  // the pool) and the workers' balancers' counters, summed. Thread-safety:
+  // any thread, while the runtime runs (a snapshot).
+  placer_stats_type placer_stats() const {
+    placer_stats_type out;
+    {
+      std::lock_guard lk(off_m_);
+      taskplace::add_counters(out, placer_.stats());
+    }
+    for (CpuId c = 0; c < worker_count(); ++c) taskplace::add_counters(out, w_[c].placer->stats());
+    return out;
+  }
+  balancer_stats_type balancer_stats() const noexcept {
+    balancer_stats_type out;
+    for (CpuId c = 0; c < worker_count(); ++c) taskplace::add_counters(out, w_[c].balancer->stats());
+    return out;
+  }
   const taskplace::kit::Machine& machine() const noexcept { return machine_; }
   // Returns: the worker the calling thread is, if it is one of this runtime's.
   std::optional<CpuId> current_worker() const noexcept {
@@ -246,6 +265,10 @@ class Runtime {
     detail::Queue q;
     std::atomic<bool> sleeping{false};
     taskplace::kit::SleepSlot<placer_type> sleeps;  // its tasks' sleeps (SIS_CACHE's reservation)
+    // Its placer (the posts its handlers make, its tasks' run and sleep
+    // reports) and balancer: this worker's thread alone.
+    std::optional<placer_type> placer;
+    std::optional<balancer_type> balancer;
     std::optional<thief_type> thief;
     std::atomic<std::uint64_t> handlers{0}, migrations{0};
     std::thread thread;
@@ -335,7 +358,16 @@ class Runtime {
       w.waking_cpu = taskplace::kit::off_pool_waking_cpu(e.prev_cpu(), rr_.fetch_add(1) % n, n);
     }
     // Traced: the answers it reads go with the wake event (kit::observed).
-    const CpuId c = placer_.place(w, taskplace::kit::observed<placer_type>(MachineView{*this, now}, n), now).cpu;
+    auto decide = [&](const placer_type& p) {
+      return p.place(w, taskplace::kit::observed<placer_type>(MachineView{*this, now}, n), now).cpu;
+    };
+    CpuId c;
+    if (tl_.rt == this) {
+      c = decide(*w_[tl_.worker].placer);
+    } else {
+      std::lock_guard off(off_m_);
+      c = decide(placer_);
+    }
     if constexpr (reports_sleeps) e.state.sleeps.posted();
     if (c != w.waking_cpu) remote_.fetch_add(1, std::memory_order_relaxed);
     return c;
@@ -380,7 +412,7 @@ class Runtime {
         previous_end.reset();  // time went by
       }
       started = previous_end ? *previous_end : clock_.now();
-      placer_.task_runs(e.state.placement, started);
+      me.placer->task_runs(e.state.placement, started);
     }
     tl_.task = x->task;
     tl_.entry = &e;
@@ -430,8 +462,8 @@ class Runtime {
     if (*opts_.cache_hot_steals) std::atomic_ref<std::int64_t>(s.last_ran).store(at.count(), std::memory_order_relaxed);
     s.sleeps.returned();
     [[maybe_unused]] auto lk = lock(*e);
-    if (s.sleeps.ends_in_sleep()) me.sleeps.report(placer_, s.placement, store_type::key(task), worker_idle, at);
-    else placer_.task_stops(s.placement, at);
+    if (s.sleeps.ends_in_sleep()) me.sleeps.report(*me.placer, s.placement, store_type::key(task), worker_idle, at);
+    else me.placer->task_stops(s.placement, at);
     s.sleeps.reported();
     return read;
   }
@@ -441,7 +473,7 @@ class Runtime {
     Worker& me = w_[self];
     auto guard = boost::asio::make_work_guard(me.ctx);  // run_one_for waits, never runs out of work
     auto queues = [this](CpuId c) -> detail::Queue& { return w_[c].q; };
-    auto bstate = balancer_.make_state(self, clock_.now());
+    auto bstate = me.balancer->make_state(self, clock_.now());
     std::uint32_t since_poll = 0;
     std::optional<Nanoseconds> last_end;  // the previous handler's end, if read and nothing came since
     while (!stopping_.load(std::memory_order_relaxed)) {
@@ -453,10 +485,10 @@ class Runtime {
         if (x == nullptr) x = me.q.pop();
       }
       if (x == nullptr) {  // runs dry: kernel newidle_balance()
-        x = me.thief->newidle(balancer_, bstate, queues, detail::NodeLastRan{}, clock_, machine_.overload());
+        x = me.thief->newidle(*me.balancer, bstate, queues, detail::NodeLastRan{}, clock_, machine_.overload());
         if (x == nullptr) x = idle(self, queues);
         if (x == nullptr) continue;
-        balancer_.idle_end(bstate, clock_.now());
+        me.balancer->idle_end(bstate, clock_.now());
       }
       last_end = run(self, x, last_end);
     }
@@ -537,8 +569,8 @@ class Runtime {
   static inline thread_local Current tl_{};
 
   taskplace::TableTopology topo_;
-  placer_type placer_;
-  balancer_type balancer_;
+  placer_type placer_;  // posts from off the pool, under off_m_
+  mutable std::mutex off_m_;
   taskplace::kit::Machine machine_;
   store_type store_;
   Options opts_;
