@@ -277,8 +277,8 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   }
 
   // When a queued fiber last ran (kit::LastRanOf), read by a thief under
-  // the victim's mutex: its last writer (the thread that ran or queued
-  // it) wrote it before the push that took this mutex.
+  // the victim's queue lock: its last writer (the thread that ran or
+  // queued it) wrote it before the push that took this lock.
   struct LastRan {
     Nanoseconds operator()(context* const& c) const noexcept {
       return static_cast<properties_type*>(base::get_properties(c))->last_ran;
@@ -294,7 +294,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   //   into a worker queue only through awakened(), after this returns
   //   (for a wake-up from another thread, after this thread's dispatcher
   //   took it from Boost's remote-ready queue), and push() publishes the
-  //   stamp under the queue's mutex.
+  //   stamp under the queue's lock.
   // With a placer that reads sleeps (kit::reports_sleeps), the same
   //   moment ends the fiber's run there: a fiber that blocks (`blocks`:
   //   it waits on a wait queue or a timer, or it woke a fiber, as an

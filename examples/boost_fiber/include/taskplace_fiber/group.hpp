@@ -33,6 +33,7 @@
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/kit/calibration.hpp"
 #include "taskplace/kit/idle.hpp"
+#include "taskplace/kit/task_store.hpp"
 #include "taskplace/kit/trace.hpp"
 #include "taskplace/kit/sleeps.hpp"
 #include "taskplace/placer/llc_utilization.hpp"
@@ -307,15 +308,22 @@ class Group {
   friend class Algorithm<Group>;
   using context = boost::fibers::context;
 
+  // A worker's queue takes a spin lock, held for a deque operation: a
+  // queueing is the lock's exchange, a seq_cst store and a release store,
+  // against a mutex's two library calls. Its owner's sleep takes a mutex and a condition
+  // variable, which a queueing touches only when the owner sleeps: the
+  // pusher stores `queued` and then reads `sleeping`, the owner stores
+  // `sleeping` and then reads `queued`, all four seq_cst, so one of the
+  // two sees the other (no lost wake-up).
   struct alignas(64) Slot {
+    taskplace::kit::SpinLock qlock;
+    std::deque<context*> q;  // guarded by qlock
+    // q's length, readable without the lock; written under qlock alone.
+    std::atomic<std::uint32_t> queued{0};
     std::mutex m;
     std::condition_variable cv;
-    std::deque<context*> q;   // guarded by m
-    bool flag = false;        // guarded by m: a wake-up is pending
-    bool sleeping = false;    // guarded by m: the owner waits on cv
-    // q's length, readable without the lock; written under m alone (a
-    // load and a store, no locked instruction).
-    std::atomic<std::uint32_t> queued{0};
+    bool flag = false;                  // guarded by m: a wake-up is pending (notify, or a push to a sleeper)
+    std::atomic<bool> sleeping{false};  // written under m: the owner is about to wait, or waits, on cv
     std::atomic<bool> busy{false};
     std::atomic<bool> pending{false};  // flag, readable without the lock
     // The worker of the last fiber that woke one of ours from another
@@ -355,7 +363,7 @@ class Group {
     std::atomic<std::uint64_t> drained{0};
     template <class Pick>
     context* try_steal(const Pick& pick) noexcept {
-      std::lock_guard lk(m);
+      std::lock_guard lk(qlock);
       if (q.empty()) return nullptr;
       const auto it = pick(q.begin(), q.end());
       if (it == q.end()) return nullptr;
@@ -414,19 +422,16 @@ class Group {
     Slot& operator()(CpuId c) const noexcept { return g->slots_[c]; }
   };
 
-  // Effects: queues `ctx` on worker c and wakes c's thread if it sleeps.
+  // Effects: queues `ctx` on worker c and wakes c's thread if it sleeps
+  //   (Slot: `queued` stored, then `sleeping` read).
   void push(CpuId c, context* ctx) noexcept {
     Slot& s = slots_[c];
-    bool wake = false;
     {
-      std::lock_guard lk(s.m);
+      std::lock_guard lk(s.qlock);
       s.q.push_back(ctx);
-      s.queued.store(s.queued.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      s.flag = true;
-      s.pending.store(true, std::memory_order_release);
-      wake = s.sleeping;
+      s.queued.store(s.queued.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
     }
-    if (wake) s.cv.notify_one();
+    if (s.sleeping.load(std::memory_order_seq_cst)) notify(c);
   }
   // `drains`: the pop may count as a drain of the queue (WorkerQueue O1):
   // not when the fiber that stopped yields, since Boost.Fiber queues it
@@ -434,7 +439,7 @@ class Group {
   context* pop(CpuId c, bool drains = true) noexcept {
     Slot& s = slots_[c];
     if (s.queued.load(std::memory_order_relaxed) == 0) return nullptr;
-    std::lock_guard lk(s.m);
+    std::lock_guard lk(s.qlock);
     if (s.q.empty()) return nullptr;
     context* ctx = s.q.front();
     s.q.pop_front();
@@ -449,7 +454,7 @@ class Group {
       std::lock_guard lk(s.m);
       s.flag = true;
       s.pending.store(true, std::memory_order_release);
-      wake = s.sleeping;
+      wake = s.sleeping.load(std::memory_order_relaxed);
     }
     if (wake) s.cv.notify_one();
   }
@@ -468,7 +473,8 @@ class Group {
           until > start ? std::chrono::duration_cast<Nanoseconds>(until - start) : Nanoseconds{0};
       const Nanoseconds spin = std::min<Nanoseconds>(idle_spin, left);
       const Nanoseconds spin_until = taskplace::saturating_add(clock_.now(), spin);
-      while (!s.pending.load(std::memory_order_acquire) && clock_.now() < spin_until) {
+      while (!s.pending.load(std::memory_order_acquire) && s.queued.load(std::memory_order_acquire) == 0 &&
+             clock_.now() < spin_until) {
       }
     }
     // Compare before adding: now + idle_poll overflows for large idle_poll.
@@ -477,11 +483,10 @@ class Group {
         std::chrono::duration_cast<steady::duration>(std::max<Nanoseconds>(idle_poll, Nanoseconds{0}));
     if (until > now && poll < until - now) until = now + poll;
     std::unique_lock lk(s.m);
-    if (!s.flag && s.q.empty()) {
-      s.sleeping = true;
-      s.cv.wait_until(lk, until, [&] { return s.flag || !s.q.empty(); });
-      s.sleeping = false;
-    }
+    s.sleeping.store(true, std::memory_order_seq_cst);  // then `queued` read (Slot)
+    if (!s.flag && s.queued.load(std::memory_order_seq_cst) == 0)
+      s.cv.wait_until(lk, until, [&] { return s.flag || s.queued.load(std::memory_order_relaxed) != 0; });
+    s.sleeping.store(false, std::memory_order_relaxed);
     s.flag = false;
     s.pending.store(false, std::memory_order_relaxed);
   }
@@ -506,7 +511,7 @@ using TracedGroup = Group<taskplace::kit::Traced<WakeTraits>, T, taskplace::kit:
 // worker the fiber last ran on, and when it last ran.
 // Invariant: written only by the thread that runs the fiber or queues it,
 //   before the queueing; read by other threads only while the fiber is
-//   queued, under that worker queue's mutex (which orders the two).
+//   queued, under that worker queue's lock (which orders the two).
 template <class G>
 struct Properties : boost::fibers::fiber_properties {
   explicit Properties(boost::fibers::context* ctx) : fiber_properties(ctx) {}
