@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "taskplace/detail/assert.hpp"
+#include "taskplace/kit/spin_lock.hpp"
 #include "taskplace/types.hpp"
 
 namespace taskplace::kit {
@@ -54,21 +55,6 @@ namespace taskplace::kit {
 // empty and erased marks, offset by two); a pointer never is one.
 template <class H>
 concept TaskHandle = std::is_pointer_v<H> || std::is_integral_v<H>;
-
-// A test-and-test-and-set lock for sections of a few hundred nanoseconds
-// (a placement, a sleep report): taking it free is one exchange; a waiter
-// yields its CPU. A BasicLockable (std::lock_guard, std::unique_lock).
-class SpinLock {
- public:
-  void lock() noexcept {
-    while (locked_.exchange(true, std::memory_order_acquire))
-      while (locked_.load(std::memory_order_relaxed)) std::this_thread::yield();
-  }
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> locked_{false};
-};
 
 // The store. `State` is the per-task state (WakePlacer::task_state),
 // default-constructible. `H` is the runtime's handle type.

@@ -127,7 +127,7 @@ detail::TaskControl* Pool<Topo, WakeTraits, BalanceTraits>::spin_then_park(Worke
       if (w.next_deadline.load(std::memory_order_relaxed) <= now.count()) return nullptr;
       if (now >= until) break;
     }
-    detail::cpu_relax();
+    taskplace::kit::spin_pause();
   }
   if (quiescent()) {
     exit_.store(true, std::memory_order_release);

@@ -33,7 +33,7 @@
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/kit/calibration.hpp"
 #include "taskplace/kit/idle.hpp"
-#include "taskplace/kit/task_store.hpp"
+#include "taskplace/kit/spin_lock.hpp"
 #include "taskplace/kit/trace.hpp"
 #include "taskplace/kit/sleeps.hpp"
 #include "taskplace/placer/llc_utilization.hpp"
