@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "taskplace/kit/machine.hpp"
+#include "taskplace/kit/spin_lock.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/table.hpp"
 #include "taskplace/types.hpp"
@@ -49,11 +50,14 @@ struct NodeOf final : Node {
 };
 
 // One worker's ready handlers as a thief sees them (kit::WorkerQueue). The
-// owner takes the oldest; a thief too (the one waiting longest).
+// owner takes the oldest; a thief too (the one waiting longest). A spin
+// lock, held for one deque operation; `n` is written under it alone, by
+// a push seq_cst (the runtime's wake-up reads the worker's sleeping flag
+// after it: Runtime::wake).
 struct Queue {
   taskplace::kit::Machine* machine = nullptr;
   taskplace::CpuId owner = 0;
-  std::mutex m;
+  taskplace::kit::SpinLock m;
   std::deque<Node*> q;
   std::atomic<std::size_t> n{0};
 
@@ -66,7 +70,7 @@ struct Queue {
     if (it == q.end()) return nullptr;
     Node* x = *it;
     q.erase(it);
-    n.fetch_sub(1, std::memory_order_relaxed);
+    n.store(n.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     machine->dequeued(owner);
     return x;
   }
@@ -76,6 +80,7 @@ struct Queue {
   // The owner's pop: the oldest handler; counts the pops that empty the
   // queue (kit::WorkerQueue O1, drains()).
   Node* pop() {
+    if (n.load(std::memory_order_relaxed) == 0) return nullptr;  // no lock taken for an empty queue
     Node* x = try_steal();
     if (x != nullptr && n.load(std::memory_order_relaxed) == 0)
       drained.store(drained.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -88,7 +93,7 @@ struct Queue {
     {
       std::lock_guard lk(m);
       q.push_back(x);
-      n.fetch_add(1, std::memory_order_seq_cst);
+      n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
     }
     return machine->queued(owner);
   }
