@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <ctime>
 #include <string>
@@ -816,6 +817,47 @@ BOOST_AUTO_TEST_CASE(a_wake_up_by_the_next_fiber_after_a_block_is_still_placed) 
   // The pinger blocks in each round and only the echo releases it.
   const int replies = yields::pairs[std::make_pair(echoer, pinger)];
   BOOST_TEST(replies >= rounds);
+}
+
+// --- no lost wake-up: a push to a sleeping worker always wakes it ---------
+// Worker 0's main fiber launches a fiber; under Current it goes to the
+// idle worker 1, asleep, by a push from worker 0's thread, and main spins
+// (worker 0 busy: nothing steals it back) until it has run. With
+// idle_poll = max worker 1 wakes only when the push wakes it: a wake-up
+// the queue's protocol lost (the pusher's length store and the sleeper's
+// flag store, Slot in group.hpp) leaves the fiber queued, and the spin
+// times out. A fiber placed on worker 0 instead (worker 1 not idle yet)
+// is joined, not counted.
+BOOST_AUTO_TEST_CASE(every_push_to_a_sleeping_worker_wakes_it_without_idle_polls) {
+  CurrentGroup group{2};
+  group.idle_poll = taskplace::Nanoseconds::max();
+  constexpr int rounds = 300;
+  int pushed = 0, ran = 0;
+  taskplace_fiber::run(group, [&] {
+    for (int i = 0; i < rounds; ++i) {
+      // Let worker 1 go back to sleep before the next push.
+      std::this_thread::sleep_for(std::chrono::microseconds{300});
+      std::atomic<bool> done{false};
+      const auto remote_before = group.stats().placed_remote;
+      boost::fibers::fiber f([&] { done.store(true); });
+      if (group.stats().placed_remote == remote_before) {  // queued here
+        f.join();
+        continue;
+      }
+      ++pushed;
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds{2};
+      while (!done.load() && std::chrono::steady_clock::now() < until) {
+      }
+      ran += done.load() ? 1 : 0;
+      if (!done.load()) {  // lost: worker 1 sleeps on with the fiber queued
+        f.detach();
+        break;
+      }
+      f.join();
+    }
+  });
+  BOOST_TEST(pushed >= rounds / 2);
+  BOOST_TEST(ran == pushed);
 }
 
 // --- idle_poll = max means "never": no overflow, no busy poll -------------
