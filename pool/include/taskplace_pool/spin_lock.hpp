@@ -10,6 +10,8 @@
 //   { std::lock_guard lk(m); /* a few loads and stores */ }
 #pragma once
 
+#include "taskplace/detail/config.hpp"
+
 #include "taskplace/kit/spin_lock.hpp"
 
 namespace taskplace_pool::detail {
