@@ -6,14 +6,12 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <mutex>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "taskplace/kit/machine.hpp"
-#include "taskplace/kit/spin_lock.hpp"
+#include "taskplace/kit/worker_deque.hpp"
 #include "taskplace/stats.hpp"
 #include "taskplace/topology/table.hpp"
 #include "taskplace/types.hpp"
@@ -49,53 +47,36 @@ struct NodeOf final : Node {
   F f;
 };
 
-// One worker's ready handlers as a thief sees them (kit::WorkerQueue). The
-// owner takes the oldest; a thief too (the one waiting longest). A spin
-// lock, held for one deque operation; `n` is written under it alone, by
-// a push seq_cst (the runtime's wake-up reads the worker's sleeping flag
-// after it: Runtime::wake).
+// One worker's ready handlers as a thief sees them (kit::WorkerQueue): the
+// kit's WorkerDeque, each push and removal also counted in the runtime's
+// machine state (kit::Machine's queued and dequeued). The owner takes the
+// oldest; a thief too (the one waiting longest).
 struct Queue {
   taskplace::kit::Machine* machine = nullptr;
   taskplace::CpuId owner = 0;
-  taskplace::kit::SpinLock m;
-  std::deque<Node*> q;
-  std::atomic<std::size_t> n{0};
+  taskplace::kit::WorkerDeque<Node*> d;
 
-  std::size_t size() const noexcept { return n.load(std::memory_order_seq_cst); }
+  // seq_cst: the runtime's wake-up protocol reads it after the worker's
+  // sleeping flag (Runtime::wake).
+  std::size_t size() const noexcept { return d.size(std::memory_order_seq_cst); }
+  std::uint64_t drains() const noexcept { return d.drains(); }
   template <class Pick>
   Node* try_steal(const Pick& pick) {
-    std::lock_guard lk(m);
-    if (q.empty()) return nullptr;
-    const auto it = pick(q.begin(), q.end());
-    if (it == q.end()) return nullptr;
-    Node* x = *it;
-    q.erase(it);
-    n.store(n.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-    machine->dequeued(owner);
-    return x;
+    return dequeued(d.try_steal(pick));
   }
-  Node* try_steal() {
-    return try_steal([](auto first, auto) { return first; });
-  }
-  // The owner's pop: the oldest handler; counts the pops that empty the
-  // queue (kit::WorkerQueue O1, drains()).
-  Node* pop() {
-    if (n.load(std::memory_order_relaxed) == 0) return nullptr;  // no lock taken for an empty queue
-    Node* x = try_steal();
-    if (x != nullptr && n.load(std::memory_order_relaxed) == 0)
-      drained.store(drained.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    return x;
-  }
-  std::uint64_t drains() const noexcept { return drained.load(std::memory_order_relaxed); }
-  std::atomic<std::uint64_t> drained{0};
+  Node* try_steal() { return dequeued(d.try_steal()); }
+  // The owner's pop: the oldest handler (no lock on an empty queue).
+  Node* pop() { return dequeued(d.pop()); }
   // Returns: whether the machine's overload flag was set by this push.
   bool push(Node* x) {
-    {
-      std::lock_guard lk(m);
-      q.push_back(x);
-      n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
-    }
+    d.push(x);
     return machine->queued(owner);
+  }
+
+ private:
+  Node* dequeued(Node* x) {
+    if (x != nullptr) machine->dequeued(owner);
+    return x;
   }
 };
 

@@ -186,7 +186,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
 
   bool has_ready_fibers() const noexcept override {
     return !pinned_.empty() || dispatcher_ != nullptr ||
-           g_->slots_[id_].queued.load(std::memory_order_relaxed) != 0;
+           g_->slots_[id_].queue.size() != 0;
   }
 
   // Effects: sleeps until `tp`, a notify(), a fiber queued here, or
@@ -321,7 +321,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     if ((!reports && trace == nullptr) || caller->terminated_is_linked()) return now;
     auto& slot = g_->slots_[id_];
     const auto key = reinterpret_cast<taskplace::TaskKey>(caller);
-    const bool cpu_idle = slot.queued.load(std::memory_order_relaxed) == 0 && pinned_.empty();
+    const bool cpu_idle = slot.queue.size() == 0 && pinned_.empty();
     if constexpr (reports) {
       if (blocks) slot.sleeps.report(*slot.placer, p->task, key, cpu_idle, now);
       else slot.placer->task_stops(p->task, now);

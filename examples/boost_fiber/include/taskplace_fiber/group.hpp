@@ -33,7 +33,7 @@
 #include "taskplace/idle_balancer.hpp"
 #include "taskplace/kit/calibration.hpp"
 #include "taskplace/kit/idle.hpp"
-#include "taskplace/kit/spin_lock.hpp"
+#include "taskplace/kit/worker_deque.hpp"
 #include "taskplace/kit/trace.hpp"
 #include "taskplace/kit/sleeps.hpp"
 #include "taskplace/placer/llc_utilization.hpp"
@@ -101,7 +101,7 @@ class Algorithm;
 // one ready queue per worker. Models taskplace::MachineState over the
 // workers. Not movable: the placer and the balancer point at the topology.
 // Invariant: every context in a worker queue is a detached worker context
-//   (never pinned); queued(c) counts it.
+//   (never pinned); its queue's size() counts it.
 // Invariant: the group outlives every thread that registered with it.
 template <class WakeTraits = taskplace::traits::Runtime, taskplace::Topology T = taskplace::TableTopology,
           class BalanceTraits = taskplace::DefaultBalanceTraits>
@@ -256,7 +256,7 @@ class Group {
   bool is_idle(CpuId c) const noexcept { return nr_running(c) == 0; }
   std::uint32_t nr_running(CpuId c) const noexcept {
     const Slot& s = slots_[c];
-    return s.queued.load(std::memory_order_relaxed) + (s.busy.load(std::memory_order_relaxed) ? 1u : 0u);
+    return static_cast<std::uint32_t>(s.queue.size()) + (s.busy.load(std::memory_order_relaxed) ? 1u : 0u);
   }
   std::uint64_t load(CpuId c) const noexcept { return std::uint64_t{nr_running(c)} * 1024; }
   // O1: the busy share of c's LLC in percent, sampled at most once every
@@ -308,18 +308,17 @@ class Group {
   friend class Algorithm<Group>;
   using context = boost::fibers::context;
 
-  // A worker's queue takes a spin lock, held for a deque operation: a
-  // queueing is the lock's exchange, a seq_cst store and a release store,
-  // against a mutex's two library calls. Its owner's sleep takes a mutex and a condition
-  // variable, which a queueing touches only when the owner sleeps: the
-  // pusher stores `queued` and then reads `sleeping`, the owner stores
-  // `sleeping` and then reads `queued`, all four seq_cst, so one of the
-  // two sees the other (no lost wake-up).
+  // A worker's queue is the kit's WorkerDeque (a deque under a spin lock,
+  // one locked instruction to queue). Its owner's sleep takes a mutex and
+  // a condition variable, which a queueing touches only when the owner
+  // sleeps: the pusher stores the length and then reads `sleeping`, the
+  // owner stores `sleeping` and then reads the length, all four seq_cst,
+  // so one of the two sees the other (no lost wake-up).
   struct alignas(64) Slot {
-    taskplace::kit::SpinLock qlock;
-    std::deque<context*> q;  // guarded by qlock
-    // q's length, readable without the lock; written under qlock alone.
-    std::atomic<std::uint32_t> queued{0};
+    // The worker's queued fibers (kit::WorkerQueue, as a thief sees them:
+    // a steal takes the oldest, or the one `pick` chooses among them,
+    // oldest first).
+    taskplace::kit::WorkerDeque<context*> queue;
     std::mutex m;
     std::condition_variable cv;
     bool flag = false;                  // guarded by m: a wake-up is pending (notify, or a push to a sleeper)
@@ -353,28 +352,6 @@ class Group {
     // The cache-hot test's rule is the balancer traits' (Hot), its
     // tunables the group's task_hot.
     std::optional<taskplace::kit::Stealer<T, typename balancer_type::hot_policy>> thief;  // made with the group
-    // The worker's queue as a thief sees it (kit::WorkerQueue): its queued
-    // fibers; a steal takes the oldest, or the one `pick` chooses among
-    // them, oldest first.
-    std::size_t size() const noexcept { return queued.load(std::memory_order_relaxed); }
-    // The pops that took the last fiber queued here (kit::WorkerQueue
-    // O1). Written by the owner thread alone (pop).
-    std::uint64_t drains() const noexcept { return drained.load(std::memory_order_relaxed); }
-    std::atomic<std::uint64_t> drained{0};
-    template <class Pick>
-    context* try_steal(const Pick& pick) noexcept {
-      std::lock_guard lk(qlock);
-      if (q.empty()) return nullptr;
-      const auto it = pick(q.begin(), q.end());
-      if (it == q.end()) return nullptr;
-      context* ctx = *it;
-      q.erase(it);
-      queued.store(queued.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-      return ctx;
-    }
-    context* try_steal() noexcept {
-      return try_steal([](auto first, auto) { return first; });
-    }
     // On the LLC's first worker: the LLC's busy share (llc_utilization_pct).
     taskplace::LlcUtilizationSample llc_sample;
     // The sleeps of the fibers this worker runs (kit::SleepSlot: the
@@ -419,34 +396,20 @@ class Group {
   // The thieves' view (kit::QueueSource, kit::LastRanOf; kit/idle.hpp).
   struct Queues {
     Group* g;
-    Slot& operator()(CpuId c) const noexcept { return g->slots_[c]; }
+    taskplace::kit::WorkerDeque<context*>& operator()(CpuId c) const noexcept { return g->slots_[c].queue; }
   };
 
   // Effects: queues `ctx` on worker c and wakes c's thread if it sleeps
-  //   (Slot: `queued` stored, then `sleeping` read).
+  //   (Slot: the length stored, then `sleeping` read).
   void push(CpuId c, context* ctx) noexcept {
     Slot& s = slots_[c];
-    {
-      std::lock_guard lk(s.qlock);
-      s.q.push_back(ctx);
-      s.queued.store(s.queued.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
-    }
+    s.queue.push(ctx);
     if (s.sleeping.load(std::memory_order_seq_cst)) notify(c);
   }
   // `drains`: the pop may count as a drain of the queue (WorkerQueue O1):
   // not when the fiber that stopped yields, since Boost.Fiber queues it
   // again only after this pop, so the queue never really emptied.
-  context* pop(CpuId c, bool drains = true) noexcept {
-    Slot& s = slots_[c];
-    if (s.queued.load(std::memory_order_relaxed) == 0) return nullptr;
-    std::lock_guard lk(s.qlock);
-    if (s.q.empty()) return nullptr;
-    context* ctx = s.q.front();
-    s.q.pop_front();
-    s.queued.store(s.queued.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-    if (drains && s.q.empty()) s.drained.store(s.drained.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    return ctx;
-  }
+  context* pop(CpuId c, bool drains = true) noexcept { return slots_[c].queue.pop(drains); }
   void notify(CpuId c) noexcept {
     Slot& s = slots_[c];
     bool wake = false;
@@ -473,7 +436,7 @@ class Group {
           until > start ? std::chrono::duration_cast<Nanoseconds>(until - start) : Nanoseconds{0};
       const Nanoseconds spin = std::min<Nanoseconds>(idle_spin, left);
       const Nanoseconds spin_until = taskplace::saturating_add(clock_.now(), spin);
-      while (!s.pending.load(std::memory_order_acquire) && s.queued.load(std::memory_order_acquire) == 0 &&
+      while (!s.pending.load(std::memory_order_acquire) && s.queue.size(std::memory_order_acquire) == 0 &&
              clock_.now() < spin_until) {
       }
     }
@@ -483,9 +446,9 @@ class Group {
         std::chrono::duration_cast<steady::duration>(std::max<Nanoseconds>(idle_poll, Nanoseconds{0}));
     if (until > now && poll < until - now) until = now + poll;
     std::unique_lock lk(s.m);
-    s.sleeping.store(true, std::memory_order_seq_cst);  // then `queued` read (Slot)
-    if (!s.flag && s.queued.load(std::memory_order_seq_cst) == 0)
-      s.cv.wait_until(lk, until, [&] { return s.flag || s.queued.load(std::memory_order_relaxed) != 0; });
+    s.sleeping.store(true, std::memory_order_seq_cst);  // then the length read (Slot)
+    if (!s.flag && s.queue.size(std::memory_order_seq_cst) == 0)
+      s.cv.wait_until(lk, until, [&] { return s.flag || s.queue.size() != 0; });
     s.sleeping.store(false, std::memory_order_relaxed);
     s.flag = false;
     s.pending.store(false, std::memory_order_relaxed);

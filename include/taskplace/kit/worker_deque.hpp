@@ -1,0 +1,89 @@
+// taskplace/kit/worker_deque.hpp: WorkerDeque<T>, one worker's ready queue
+// as the Boost.Fiber group and the Asio runtime keep it: a deque under a
+// SpinLock (held for one deque operation), its length readable without the
+// lock, the owner taking the oldest, a thief the oldest or the one its pick
+// chooses. Models kit::WorkerQueue (kit/idle.hpp), so kit::Stealer steals
+// from it as it is.
+//
+// Kernel analogue: a runqueue's cfs_rq list under rq->lock, and
+// rq->nr_running, which other CPUs read without the lock.
+//
+//   taskplace::kit::WorkerDeque<Job*> q;
+//   q.push(job);                       // any thread; then read the owner's sleeping flag (below)
+//   Job* next = q.pop();               // the owner: the oldest, or null
+//   Job* got = q.try_steal();          // a thief (kit::Stealer)
+//
+// A sleeping owner: a pusher stores the length seq_cst (push) and then
+// reads the owner's sleeping flag seq_cst; the owner stores that flag
+// seq_cst and then reads size(std::memory_order_seq_cst): one of the two
+// sees the other, so no wake-up is lost.
+#pragma once
+
+#include "taskplace/detail/config.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+
+#include "taskplace/kit/spin_lock.hpp"
+
+namespace taskplace::kit {
+
+// T: a pointer-like item (the null T{} means "none").
+// Thread-safety: push, try_steal, size, drains from any thread; pop from
+// the owner's thread alone (the drain count has one writer).
+template <class T>
+class WorkerDeque {
+ public:
+  // Returns: how many items are queued (exact when no push or pop runs).
+  std::size_t size(std::memory_order order = std::memory_order_relaxed) const noexcept { return n_.load(order); }
+  // Returns: the pops that took the last item queued (WorkerQueue O1).
+  std::uint64_t drains() const noexcept { return drained_.load(std::memory_order_relaxed); }
+
+  // Effects: queues x behind the others; the length is stored seq_cst.
+  void push(T x) {
+    std::lock_guard lk(lock_);
+    q_.push_back(x);
+    n_.store(n_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+  }
+  // Returns: the oldest item, or T{} when none is queued (then without
+  //   taking the lock). `drains`: a pop that takes the last item counts
+  //   as a drain; not when the caller queues one again at once (a yield).
+  T pop(bool drains = true) {
+    if (n_.load(std::memory_order_relaxed) == 0) return T{};
+    std::lock_guard lk(lock_);
+    if (q_.empty()) return T{};
+    T x = q_.front();
+    q_.pop_front();
+    n_.store(n_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    if (drains && q_.empty()) drained_.store(drained_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return x;
+  }
+  // Returns: under the lock, the item pick(first, last) chooses (an
+  //   iterator; last: none), removed; T{} when none.
+  template <class Pick>
+  T try_steal(const Pick& pick) {
+    std::lock_guard lk(lock_);
+    if (q_.empty()) return T{};
+    const auto it = pick(q_.begin(), q_.end());
+    if (it == q_.end()) return T{};
+    T x = *it;
+    q_.erase(it);
+    n_.store(n_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    return x;
+  }
+  // Returns: the oldest item, removed; T{} when none.
+  T try_steal() {
+    return try_steal([](auto first, auto) { return first; });
+  }
+
+ private:
+  SpinLock lock_;
+  std::deque<T> q_;                   // guarded by lock_
+  std::atomic<std::size_t> n_{0};     // q_'s length, written under lock_
+  std::atomic<std::uint64_t> drained_{0};
+};
+
+}  // namespace taskplace::kit
