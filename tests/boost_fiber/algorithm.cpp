@@ -259,6 +259,11 @@ BOOST_AUTO_TEST_CASE(the_llc_busy_share_is_sampled_once_a_period) {
   std::uint32_t within = 99, after = 99, view = 99;
   taskplace_fiber::run(group, [&] {
     boost::this_fiber::yield();  // worker 0 now runs this context: busy; 1-3 have no fiber
+    // Workers 1-3 count busy until their first pick finds nothing (their
+    // threads start with their main contexts running): wait for that.
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (!(group.is_idle(1) && group.is_idle(2) && group.is_idle(3)) && std::chrono::steady_clock::now() < until)
+      std::this_thread::yield();
     within = group.llc_utilization_pct(2, t + 3ms);
     after = group.llc_utilization_pct(1, t + 4ms);
     view = CurrentGroup::Machine{group, t + 5ms}.llc_utilization_pct(3);
@@ -671,13 +676,17 @@ BOOST_AUTO_TEST_CASE(runtime_brings_a_ping_pong_pair_split_across_threads_onto_o
     echo.join();
   });
   BOOST_TEST(got == rounds);
-  // 2 x 2000 wake-ups; the first ones before a run is measured may cross.
+  // Up to 2 x 2000 wake-ups; the first ones before a run is measured may cross.
   BOOST_TEST(group.stats().placed_remote < 20u);
   const auto st = group.placer_stats();
   const auto wakeups = st.get(taskplace::WakeCounter::wakeups);
   const auto replayed = st.get(taskplace::WakeCounter::settled);
   BOOST_TEST_MESSAGE("replayed " << replayed << " of " << wakeups << " wake-ups");
-  BOOST_TEST(wakeups >= 2u * rounds);
+  // At most 2 a round and the two fibers' launches: while the pair is
+  // split across the threads, a send to a partner that has not blocked
+  // yet (a buffered channel) wakes no one (3960 of 4002 once in 12 runs).
+  BOOST_TEST(wakeups <= 2u * rounds + 2u);
+  BOOST_TEST(wakeups * 10 >= 2u * rounds * 9);
   // 63-87% in 30 runs here (87.5% once the pair met at once); a quarter
   // leaves room for a slow (sanitized) run whose pair meets late.
   BOOST_TEST(replayed * 4 >= wakeups);
