@@ -7,8 +7,6 @@
 // once and every job's state was erased.
 #include <atomic>
 #include <cstdio>
-#include <deque>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -17,6 +15,7 @@
 #include "taskplace/kit/idle.hpp"
 #include "taskplace/kit/machine.hpp"
 #include "taskplace/kit/task_store.hpp"
+#include "taskplace/kit/worker_deque.hpp"
 #include "taskplace/topology/uniform.hpp"
 #include "taskplace/wake_placer.hpp"
 
@@ -25,39 +24,11 @@ using taskplace::CpuId;
 using Topo = taskplace::UniformTopology;
 using Placer = taskplace::WakePlacer<Topo, taskplace::traits::Current>;
 
-// The runtime's own queue of job handles, modelling kit::WorkerQueue; it
-// keeps the machine's queued count of its worker as jobs come and go.
-struct Queue {
-  kit::Machine* machine = nullptr;
-  CpuId owner = 0;
-  std::mutex m;
-  std::deque<std::uint64_t> q;  // job handles; 0 is "none"
-  std::atomic<std::size_t> n{0};
-  std::size_t size() const noexcept { return n.load(std::memory_order_relaxed); }
-  template <class Pick>
-  std::uint64_t try_steal(const Pick& pick) {
-    std::lock_guard lk(m);
-    if (q.empty()) return 0;
-    const auto it = pick(q.begin(), q.end());
-    if (it == q.end()) return 0;
-    const std::uint64_t job = *it;
-    q.erase(it);
-    n.fetch_sub(1, std::memory_order_relaxed);
-    machine->dequeued(owner);
-    return job;
-  }
-  std::uint64_t try_steal() {
-    return try_steal([](auto first, auto) { return first; });
-  }
-  void push(std::uint64_t job) {
-    {
-      std::lock_guard lk(m);
-      q.push_back(job);
-      n.fetch_add(1, std::memory_order_relaxed);
-    }
-    machine->queued(owner);  // true: overloaded now (a runtime would kick a parked worker)
-  }
-};
+// Each worker's queue of job handles (0 is "none"): the kit's, a
+// kit::WorkerQueue that keeps the machine's queued count of its worker as
+// jobs come and go. A runtime may keep a queue of its own instead (any
+// type modelling kit::WorkerQueue).
+using Queue = kit::CountedWorkerDeque<std::uint64_t>;
 
 int main() {
   constexpr std::uint32_t workers = 4, jobs = 64, hops = 20'000;
@@ -95,7 +66,7 @@ int main() {
     kit::Stealer<Topo> thief{topo, self};
     auto bstate = balancer.make_state(self, clock.now());
     while (hop.load() < hops) {
-      std::uint64_t job = queues[self].try_steal();  // its own queue, oldest first
+      std::uint64_t job = queues[self].pop();  // its own queue, oldest first
       if (job == 0) {
         job = thief.newidle(balancer, bstate, queue_of, kit::NoLastRan{}, clock, machine.overload());
         if (job == 0) job = thief.periodic(queue_of, kit::NoLastRan{}, clock);

@@ -84,3 +84,24 @@ TEST_CASE("a worker deque hands each item to exactly one of its owner and a thie
   CHECK(twice == 0);
   CHECK(q.size() == 0);
 }
+
+TEST_CASE("a counted worker deque keeps its worker's queued count in the machine", "[kit][worker_deque]") {
+  static_assert(taskplace::kit::WorkerQueue<taskplace::kit::CountedWorkerDeque<int*>>);
+  taskplace::kit::Machine machine{2};
+  taskplace::kit::CountedWorkerDeque<int*> q{.machine = &machine, .owner = 1};
+  int a = 1, b = 2, c = 3;
+  q.push(&a);
+  q.push(&b);
+  q.push(&c);
+  CHECK(machine.queued_on(1) == 3);
+  CHECK(machine.queued_on(0) == 0);
+  CHECK(q.pop() == &a);              // the owner's pop
+  CHECK(q.try_steal() == &b);        // a thief's steal
+  CHECK(machine.queued_on(1) == 1);  // each removal counted once
+  CHECK(q.try_steal([](auto, auto last) { return last; }) == nullptr);
+  CHECK(machine.queued_on(1) == 1);  // nothing taken, nothing counted
+  CHECK(q.pop() == &c);
+  CHECK(q.pop() == nullptr);
+  CHECK(machine.queued_on(1) == 0);
+  CHECK(q.drains() == 1);
+}

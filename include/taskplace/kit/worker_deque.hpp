@@ -1,5 +1,6 @@
 // taskplace/kit/worker_deque.hpp: WorkerDeque<T>, one worker's ready queue
-// as the Boost.Fiber group and the Asio runtime keep it: a deque under a
+// as the Boost.Fiber group and the Asio runtime keep it (CountedWorkerDeque:
+// the same, counted in a kit::Machine): a deque under a
 // SpinLock (held for one deque operation), its length readable without the
 // lock, the owner taking the oldest, a thief the oldest or the one its pick
 // chooses. Models kit::WorkerQueue (kit/idle.hpp), so kit::Stealer steals
@@ -27,7 +28,9 @@
 #include <deque>
 #include <mutex>
 
+#include "taskplace/kit/machine.hpp"
 #include "taskplace/kit/spin_lock.hpp"
+#include "taskplace/types.hpp"
 
 namespace taskplace::kit {
 
@@ -84,6 +87,37 @@ class WorkerDeque {
   std::deque<T> q_;                   // guarded by lock_
   std::atomic<std::size_t> n_{0};     // q_'s length, written under lock_
   std::atomic<std::uint64_t> drained_{0};
+};
+
+// A WorkerDeque whose pushes and removals are also counted in a
+// kit::Machine, as worker `owner`'s queued work (Machine::queued,
+// Machine::dequeued): the queue of a runtime that keeps its machine state
+// in the kit's Machine (the Asio runtime). A kit::WorkerQueue as it is.
+template <class T>
+struct CountedWorkerDeque {
+  Machine* machine = nullptr;
+  CpuId owner = 0;
+  WorkerDeque<T> d;
+
+  std::size_t size(std::memory_order order = std::memory_order_relaxed) const noexcept { return d.size(order); }
+  std::uint64_t drains() const noexcept { return d.drains(); }
+  // Returns: whether the machine's overload flag was set by this push.
+  bool push(T x) {
+    d.push(x);
+    return machine->queued(owner);
+  }
+  T pop(bool drains = true) { return dequeued(d.pop(drains)); }
+  template <class Pick>
+  T try_steal(const Pick& pick) {
+    return dequeued(d.try_steal(pick));
+  }
+  T try_steal() { return dequeued(d.try_steal()); }
+
+ private:
+  T dequeued(T x) {
+    if (x != T{}) machine->dequeued(owner);
+    return x;
+  }
 };
 
 }  // namespace taskplace::kit

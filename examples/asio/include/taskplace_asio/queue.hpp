@@ -47,38 +47,11 @@ struct NodeOf final : Node {
   F f;
 };
 
-// One worker's ready handlers as a thief sees them (kit::WorkerQueue): the
-// kit's WorkerDeque, each push and removal also counted in the runtime's
-// machine state (kit::Machine's queued and dequeued). The owner takes the
-// oldest; a thief too (the one waiting longest).
-struct Queue {
-  taskplace::kit::Machine* machine = nullptr;
-  taskplace::CpuId owner = 0;
-  taskplace::kit::WorkerDeque<Node*> d;
-
-  // seq_cst: the runtime's wake-up protocol reads it after the worker's
-  // sleeping flag (Runtime::wake).
-  std::size_t size() const noexcept { return d.size(std::memory_order_seq_cst); }
-  std::uint64_t drains() const noexcept { return d.drains(); }
-  template <class Pick>
-  Node* try_steal(const Pick& pick) {
-    return dequeued(d.try_steal(pick));
-  }
-  Node* try_steal() { return dequeued(d.try_steal()); }
-  // The owner's pop: the oldest handler (no lock on an empty queue).
-  Node* pop() { return dequeued(d.pop()); }
-  // Returns: whether the machine's overload flag was set by this push.
-  bool push(Node* x) {
-    d.push(x);
-    return machine->queued(owner);
-  }
-
- private:
-  Node* dequeued(Node* x) {
-    if (x != nullptr) machine->dequeued(owner);
-    return x;
-  }
-};
+// One worker's ready handlers as a thief sees them (kit::WorkerQueue),
+// counted in the runtime's kit::Machine. The owner takes the oldest; a
+// thief too (the one waiting longest). The runtime reads its size()
+// seq_cst after the worker's sleeping flag (Runtime::wake).
+using Queue = taskplace::kit::CountedWorkerDeque<Node*>;
 
 // A queued handler's last run, for the thieves (kit::LastRanOf).
 struct NodeLastRan {

@@ -455,7 +455,7 @@ class Runtime {
     constexpr bool timed = taskplace::kit::times_sleeps<placer_type>;
     const Nanoseconds at = timed ? clock_.now() : started;
     const std::optional<Nanoseconds> read = timed ? std::optional<Nanoseconds>{at} : std::nullopt;
-    const bool worker_idle = me.q.size() == 0;  // SIS_CACHE reserves a worker that goes idle
+    const bool worker_idle = me.q.size(std::memory_order_seq_cst) == 0;  // SIS_CACHE reserves a worker that goes idle
     entry_type* e = store_.find(task, 0);
     if (e == nullptr) return read;
     auto& s = e->state;
@@ -507,7 +507,7 @@ class Runtime {
     auto next_balance = start + opts_.idle_balance;
     machine_.spinning(self);
     for (auto now = start; now - start < opts_.idle_spin; now = clock_.now()) {
-      if (me.q.size() != 0 || me.ctx.poll() != 0) return nullptr;
+      if (me.q.size(std::memory_order_seq_cst) != 0 || me.ctx.poll() != 0) return nullptr;
       if (now >= next_balance) {
         next_balance = now + opts_.idle_balance;
         if (auto* x = me.thief->periodic(queues, detail::NodeLastRan{}, clock_)) return x;
@@ -517,11 +517,11 @@ class Runtime {
     }
     machine_.parked(self);
     me.sleeping.store(true);
-    if (me.q.size() == 0 && !stopping_.load()) me.ctx.run_one_for(opts_.idle_poll);
+    if (me.q.size(std::memory_order_seq_cst) == 0 && !stopping_.load()) me.ctx.run_one_for(opts_.idle_poll);
     me.sleeping.store(false);
     machine_.awake(self);
     machine_.refresh_overload();  // kernel: the tick's update of the overload flag
-    if (me.q.size() != 0) return nullptr;
+    if (me.q.size(std::memory_order_seq_cst) != 0) return nullptr;
     return me.thief->periodic(queues, detail::NodeLastRan{}, clock_);
   }
 
