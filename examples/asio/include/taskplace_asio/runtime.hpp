@@ -154,13 +154,11 @@ class Runtime {
   boost::asio::io_context& context(CpuId c) { return w_[c].ctx; }
   // Returns: the placers' (each worker's and the one for posts from off
   // the pool) and the workers' balancers' counters, summed. Thread-safety:
-  // any thread, while the runtime runs (a snapshot).
-  placer_stats_type placer_stats() const {
+  // any thread, while the runtime runs (a snapshot; single-writer counters
+  // are read without their writer's lock).
+  placer_stats_type placer_stats() const noexcept {
     placer_stats_type out;
-    {
-      std::lock_guard lk(off_m_);
-      taskplace::add_counters(out, placer_.stats());
-    }
+    taskplace::add_counters(out, placer_.stats());
     for (CpuId c = 0; c < worker_count(); ++c) taskplace::add_counters(out, w_[c].placer->stats());
     return out;
   }
@@ -455,7 +453,7 @@ class Runtime {
     constexpr bool timed = taskplace::kit::times_sleeps<placer_type>;
     const Nanoseconds at = timed ? clock_.now() : started;
     const std::optional<Nanoseconds> read = timed ? std::optional<Nanoseconds>{at} : std::nullopt;
-    const bool worker_idle = me.q.size(std::memory_order_seq_cst) == 0;  // SIS_CACHE reserves a worker that goes idle
+    const bool worker_idle = me.q.size() == 0;  // SIS_CACHE reserves a worker that goes idle
     entry_type* e = store_.find(task, 0);
     if (e == nullptr) return read;
     auto& s = e->state;
@@ -570,7 +568,7 @@ class Runtime {
 
   taskplace::TableTopology topo_;
   placer_type placer_;  // posts from off the pool, under off_m_
-  mutable std::mutex off_m_;
+  std::mutex off_m_;
   taskplace::kit::Machine machine_;
   store_type store_;
   Options opts_;

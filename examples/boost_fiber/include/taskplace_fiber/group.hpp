@@ -13,7 +13,6 @@
 #include <concepts>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
