@@ -182,6 +182,39 @@ inline std::uint64_t udp_rr(const Sizes& s, LatencyLog& log) {
   return total;
 }
 
+// A fork-join: each round the master sends one task to each of
+// forkjoin_tasks fibers, each spins forkjoin_work_ns and answers, and the
+// master waits for every answer before the next round. A dispatcher whose
+// wakees' work is short next to waking a sleeping worker (the pattern of a
+// parallel loop over small chunks).
+inline std::uint64_t forkjoin(const Sizes& s, LatencyLog& log) {
+  std::vector<ChanPtr> task;
+  for (std::uint32_t i = 0; i < s.forkjoin_tasks; ++i) task.push_back(std::make_unique<Chan>(1));
+  Chan done{s.forkjoin_tasks};
+  std::vector<boost::fibers::fiber> helpers;
+  for (std::uint32_t i = 0; i < s.forkjoin_tasks; ++i)
+    helpers.emplace_back([&, i] {
+      Msg m;
+      while (task[i]->recv(m)) {
+        busy_work(s.forkjoin_work_ns);
+        done.send(m);
+      }
+    });
+  std::uint64_t rounds = 0;
+  for (std::uint32_t r = 0; r < s.forkjoin_rounds; ++r) {
+    const std::int64_t t0 = now_ns();
+    for (std::uint32_t i = 0; i < s.forkjoin_tasks; ++i) task[i]->send(Msg{i, t0});
+    Msg m;
+    for (std::uint32_t i = 0; i < s.forkjoin_tasks; ++i)
+      if (!done.recv(m)) throw std::runtime_error("forkjoin: channel closed early");
+    log.add(now_ns() - t0);
+    ++rounds;
+  }
+  for (auto& c : task) c->close();
+  for (auto& f : helpers) f.join();
+  return rounds;
+}
+
 // Effects: runs `workload` in the calling fiber's pool and checks that every
 // message arrived. Throws: std::invalid_argument for an unknown workload,
 // std::runtime_error for a wrong message count.
@@ -191,6 +224,7 @@ inline std::uint64_t run(const std::string& workload, const Sizes& s, LatencyLog
   else if (workload == "pgbench") ops = pgbench(s, log);
   else if (workload == "hackbench") ops = hackbench(s, log);
   else if (workload == "udp_rr") ops = udp_rr(s, log);
+  else if (workload == "forkjoin") ops = forkjoin(s, log);
   else throw std::invalid_argument("unknown workload: " + workload);
   if (ops != expected_ops(workload.c_str(), s))
     throw std::runtime_error(workload + ": delivered " + std::to_string(ops) + " of " +

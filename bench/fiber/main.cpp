@@ -5,7 +5,7 @@
 //
 //   taskplace_bench_fiber <work_stealing|shared_work|Current|AlwaysAffine|"Current hot"|"AlwaysAffine hot"|
 //                          "Current spin"|"AlwaysAffine spin">
-//                         <pipe|pgbench|hackbench|udp_rr> [workers] [pgbench clients]
+//                         <pipe|pgbench|hackbench|udp_rr|forkjoin> [workers] [pgbench clients]
 // "... hot" / "... cold": the taskplace algorithm with Group::cache_hot_steals
 // on / off (unsuffixed: the policy set's default, on for Runtime).
 // "... spin": with Group::idle_spin = 20 us, the pool's

@@ -6,7 +6,9 @@
 // once, by their sizes; each runtime implements them in its natural style
 // (pool_workloads.hpp: coroutines; fiber_workloads.hpp: blocking fibers;
 // continuation_workloads.hpp: post-based continuations for oneTBB and
-// Boost.Asio). All report through Result.
+// Boost.Asio). All report through Result. A fifth, forkjoin (a master
+// that hands short tasks to a few fibers and waits for all of them each
+// round), exists for Boost.Fiber only (fiber_workloads.hpp).
 //
 //   workloads::LatencyLog log; log.add(t1 - t0);
 //   workloads::Result r = workloads::finish("pipe", "Current", elapsed, ops, log);
@@ -57,6 +59,9 @@ struct Sizes {
   std::uint32_t udp_transactions = 2'000;    // requests per pair
   std::uint32_t udp_sleep_ns = 20'000;       // client pause between requests
   bool pipe_handoff = false;                 // taskplace pool: pipe's channels pass WakeHint::handoff
+  std::uint32_t forkjoin_tasks = 2;          // fibers the master hands one task each a round
+  std::uint32_t forkjoin_rounds = 10'000;    // rounds (the master waits for every answer)
+  std::uint32_t forkjoin_work_ns = 1'000;    // busy work per task
 };
 
 // Per-request latencies of one recording task; merged after the run.
@@ -190,6 +195,7 @@ inline std::uint64_t expected_ops(const char* workload, const Sizes& s) {
   if (w == "hackbench")
     return std::uint64_t{s.hackbench_groups} * s.hackbench_fanout * s.hackbench_fanout * s.hackbench_loops;
   if (w == "udp_rr") return std::uint64_t{s.udp_pairs} * s.udp_transactions;
+  if (w == "forkjoin") return s.forkjoin_rounds;
   return 0;
 }
 
