@@ -869,6 +869,89 @@ BOOST_AUTO_TEST_CASE(every_push_to_a_sleeping_worker_wakes_it_without_idle_polls
   BOOST_TEST(ran == pushed);
 }
 
+// --- adaptive_spin: spin while idle periods are short, else block ---------
+
+namespace {
+// A fork-join on a 2-worker group: each round the main fiber hands a
+// task to each of two fibers and waits for both answers. Returns the
+// group's parks over the rounds.
+template <class G>
+std::uint64_t fork_join_parks(G& group, std::uint32_t rounds) {
+  std::uint64_t parks = 0;
+  taskplace_fiber::run(group, [&] {
+    boost::fibers::buffered_channel<int> to_a{2}, to_b{2}, back{4};
+    auto helper = [&](boost::fibers::buffered_channel<int>& in) {
+      int v = 0;
+      while (in.pop(v) == boost::fibers::channel_op_status::success) {
+        spin_us(1);
+        back.push(v);
+      }
+    };
+    boost::fibers::fiber a([&] { helper(to_a); }), b([&] { helper(to_b); });
+    for (std::uint32_t r = 0; r < 200; ++r) {  // warm-up: the averages settle
+      to_a.push(1), to_b.push(2);
+      int v = 0;
+      back.pop(v), back.pop(v);
+    }
+    group.reset_stats();
+    for (std::uint32_t r = 0; r < rounds; ++r) {
+      to_a.push(1), to_b.push(2);
+      int v = 0;
+      back.pop(v), back.pop(v);
+    }
+    parks = group.stats().parks;
+    to_a.close(), to_b.close();
+    a.join(), b.join();
+  });
+  return parks;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_runtime_sets_idle_workers_spin_through_short_idle_periods) {
+  // Under traits::Runtime a helper goes to the other worker (the master has
+  // two partners: the kernel's steps place it), which is idle a few
+  // microseconds a round. With adaptive_spin (the runtime set's default)
+  // it spins through them; without, it blocks every round.
+  using RuntimeGroup = taskplace_fiber::Group<taskplace::traits::Runtime>;
+  constexpr std::uint32_t rounds = 2000;
+  RuntimeGroup spinning{2};
+  // Costs fixed, so that the spin's length does not hang on this
+  // machine's calibration: a 200 us unpark.
+  spinning.costs = taskplace::kit::WakeCosts{.spinning = std::chrono::nanoseconds{200},
+                                             .parked = std::chrono::microseconds{200},
+                                             .crossing = std::chrono::nanoseconds{500}};
+  BOOST_TEST(spinning.adaptive_spin);
+  const std::uint64_t with = fork_join_parks(spinning, rounds);
+  RuntimeGroup blocking{2};
+  blocking.costs = spinning.costs;
+  blocking.adaptive_spin = false;
+  const std::uint64_t without = fork_join_parks(blocking, rounds);
+  BOOST_TEST_MESSAGE("parks in " << rounds << " rounds: " << with << " spinning, " << without << " blocking");
+  BOOST_TEST(with < rounds / 20);
+  BOOST_TEST(without > rounds / 2);
+}
+
+BOOST_AUTO_TEST_CASE(an_adaptive_spin_stops_once_idle_periods_are_long) {
+  // A worker with nothing to do wakes every idle_poll (1 ms): its average
+  // idle period grows past the 200 us unpark cost within a few polls, and
+  // it blocks at once from then on, so 200 ms of idleness cost little CPU.
+  using RuntimeGroup = taskplace_fiber::Group<taskplace::traits::Runtime>;
+  RuntimeGroup group{2};
+  group.costs = taskplace::kit::WakeCosts{.spinning = std::chrono::nanoseconds{200},
+                                          .parked = std::chrono::microseconds{200},
+                                          .crossing = std::chrono::nanoseconds{500}};
+  double cpu_ms = -1;
+  std::thread idle([&] {
+    boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<RuntimeGroup>>(group, taskplace::CpuId{1});
+    const double cpu0 = thread_cpu_ms();
+    boost::this_fiber::sleep_for(std::chrono::milliseconds{200});
+    cpu_ms = thread_cpu_ms() - cpu0;
+  });
+  idle.join();
+  BOOST_TEST(cpu_ms >= 0.0);
+  BOOST_TEST(cpu_ms < 20.0);  // 200 us of spin every 1 ms poll: 40 ms; stopping after a few: under 1 ms
+}
+
 // --- idle_poll = max means "never": no overflow, no busy poll -------------
 
 BOOST_AUTO_TEST_CASE(an_idle_poll_of_max_lets_an_idle_worker_sleep) {

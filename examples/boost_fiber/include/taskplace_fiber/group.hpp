@@ -91,6 +91,7 @@ struct GroupStats {
   std::uint64_t steal_attempts = 0;  // victim queues the balancer looked into
   std::uint64_t steals = 0;          // fibers taken from another worker's queue
   std::uint64_t hot_skips = 0;       // queued fibers a steal left as cache hot (cache_hot_steals)
+  std::uint64_t parks = 0;           // idle workers' waits on their condition variable (after any spin)
 };
 
 template <class G>
@@ -127,6 +128,17 @@ class Group {
   // IPI and the idle exit. Off by default: on machines with fewer cores
   // than workers the spin takes the CPU from the waker.
   taskplace::SaturatingNanoseconds idle_spin{};  // default 0 (off); kernel: the cpuidle poll state
+  // With idle_spin 0: an idle worker spins for up to the unpark cost
+  // (costs.parked) while its recent idle periods, each measured from its
+  // start to the wake-up that ended it (not to the thread's resumption,
+  // which the unpark itself lengthens), average less than that cost; else
+  // it blocks at once. Spinning then costs less CPU than it saves in
+  // unparks: a worker woken every few microseconds spins, one idle for
+  // good blocks. The placer still judges an idle worker at its unpark cost
+  // (Machine::wake_cost). Default: on for the policy sets that read the
+  // costs (traits::Runtime), off for the kernel's; kernel: the cpuidle
+  // governor choosing the poll state for a short predicted idle.
+  bool adaptive_spin = taskplace::kit::reads_costs<placer_type>;
   // A steal (the newidle balance and the idle polls) leaves a fiber that
   // ran within task_hot.migration_cost on its worker, until that level's
   // periodic balances (the idle polls) have found only such fibers more
@@ -214,6 +226,7 @@ class Group {
       s.steal_attempts += k.attempts;
       s.steals += k.steals;
       s.hot_skips += k.hot_skips;
+      s.parks += slots_[c].parks.load(std::memory_order_relaxed);
     }
     return s;
   }
@@ -246,6 +259,7 @@ class Group {
     migrations_ = 0;
     for (std::uint32_t c = 0; c < worker_count(); ++c) {
       slots_[c].thief->reset_counts();
+      slots_[c].parks.store(0, std::memory_order_relaxed);
       slots_[c].placer->stats().reset();
       slots_[c].balancer->stats().reset();
     }
@@ -321,6 +335,9 @@ class Group {
     std::mutex m;
     std::condition_variable cv;
     bool flag = false;                  // guarded by m: a wake-up is pending (notify, or a push to a sleeper)
+    Nanoseconds requested_at{0};        // guarded by m: when flag was set (adaptive_spin)
+    Nanoseconds idle_avg{0};            // owner only: the average idle period (adaptive_spin)
+    std::atomic<std::uint64_t> parks{0};  // owner writes (load and store), anyone reads
     std::atomic<bool> sleeping{false};  // written under m: the owner is about to wait, or waits, on cv
     std::atomic<bool> busy{false};
     std::atomic<bool> pending{false};  // flag, readable without the lock
@@ -414,6 +431,7 @@ class Group {
     bool wake = false;
     {
       std::lock_guard lk(s.m);
+      if (!s.flag) s.requested_at = clock_.now();
       s.flag = true;
       s.pending.store(true, std::memory_order_release);
       wake = s.sleeping.load(std::memory_order_relaxed);
@@ -428,12 +446,15 @@ class Group {
   void sleep(CpuId c, std::chrono::steady_clock::time_point until) noexcept {
     using steady = std::chrono::steady_clock;
     Slot& s = slots_[c];
-    if (idle_spin.count() > 0) {
+    const Nanoseconds t0 = clock_.now();
+    Nanoseconds spin_for = idle_spin;
+    if (spin_for.count() == 0 && adaptive_spin && s.idle_avg < costs.parked) spin_for = costs.parked;
+    if (spin_for.count() > 0) {
       const auto start = steady::now();
       // until > start: the difference is positive and fits (no overflow).
       const Nanoseconds left =
           until > start ? std::chrono::duration_cast<Nanoseconds>(until - start) : Nanoseconds{0};
-      const Nanoseconds spin = std::min<Nanoseconds>(idle_spin, left);
+      const Nanoseconds spin = std::min<Nanoseconds>(spin_for, left);
       const Nanoseconds spin_until = taskplace::saturating_add(clock_.now(), spin);
       while (!s.pending.load(std::memory_order_acquire) && s.queue.size(std::memory_order_acquire) == 0 &&
              clock_.now() < spin_until) {
@@ -446,9 +467,15 @@ class Group {
     if (until > now && poll < until - now) until = now + poll;
     std::unique_lock lk(s.m);
     s.sleeping.store(true, std::memory_order_seq_cst);  // then the length read (Slot)
-    if (!s.flag && s.queue.size(std::memory_order_seq_cst) == 0)
+    if (!s.flag && s.queue.size(std::memory_order_seq_cst) == 0) {
+      s.parks.store(s.parks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       s.cv.wait_until(lk, until, [&] { return s.flag || s.queue.size() != 0; });
+    }
     s.sleeping.store(false, std::memory_order_relaxed);
+    // The idle period, to the wake-up's request when one ended it, folded
+    // into the average with weight 1/8 (the kernel's avg_idle weight).
+    const Nanoseconds end = s.flag && s.requested_at >= t0 ? s.requested_at : clock_.now();
+    s.idle_avg += (end - t0 - s.idle_avg) / 8;
     s.flag = false;
     s.pending.store(false, std::memory_order_relaxed);
   }
