@@ -872,6 +872,22 @@ BOOST_AUTO_TEST_CASE(every_push_to_a_sleeping_worker_wakes_it_without_idle_polls
 // --- adaptive_spin: spin while idle periods are short, else block ---------
 
 namespace {
+// Returns: the CPU time worker 1 of `group`, on a thread of its own, uses
+// while its only fiber sleeps 200 ms (nothing to run: the dispatcher
+// sleeps until the timer, or spins).
+template <class G>
+double idle_worker_cpu_ms(G& group) {
+  double cpu_ms = -1;
+  std::thread idle([&] {
+    boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<G>>(group, taskplace::CpuId{1});
+    const double cpu0 = thread_cpu_ms();
+    boost::this_fiber::sleep_for(std::chrono::milliseconds{200});
+    cpu_ms = thread_cpu_ms() - cpu0;
+  });
+  idle.join();
+  return cpu_ms;
+}
+
 // A fork-join on a 2-worker group: each round the main fiber hands a
 // task to each of two fibers and waits for both answers. Returns the
 // group's parks over the rounds.
@@ -942,14 +958,7 @@ BOOST_AUTO_TEST_CASE(an_adaptive_spin_stops_once_idle_periods_are_long) {
   group.costs = taskplace::kit::WakeCosts{.spinning = std::chrono::nanoseconds{200},
                                           .parked = std::chrono::microseconds{200},
                                           .crossing = std::chrono::nanoseconds{500}};
-  double cpu_ms = -1;
-  std::thread idle([&] {
-    boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<RuntimeGroup>>(group, taskplace::CpuId{1});
-    const double cpu0 = thread_cpu_ms();
-    boost::this_fiber::sleep_for(std::chrono::milliseconds{200});
-    cpu_ms = thread_cpu_ms() - cpu0;
-  });
-  idle.join();
+  const double cpu_ms = idle_worker_cpu_ms(group);
   BOOST_TEST(cpu_ms >= 0.0);
   BOOST_TEST(cpu_ms < 20.0);  // 200 us of spin every 1 ms poll: 40 ms; stopping after a few: under 1 ms
 }
@@ -959,15 +968,7 @@ BOOST_AUTO_TEST_CASE(an_adaptive_spin_stops_once_idle_periods_are_long) {
 BOOST_AUTO_TEST_CASE(an_idle_poll_of_max_lets_an_idle_worker_sleep) {
   CurrentGroup group{2};
   group.idle_poll = taskplace::Nanoseconds::max();
-  double cpu_ms = -1;
-  std::thread idle([&] {
-    boost::fibers::use_scheduling_algorithm<taskplace_fiber::Algorithm<CurrentGroup>>(group, taskplace::CpuId{1});
-    const double cpu0 = thread_cpu_ms();
-    // Nothing to run: the dispatcher sleeps until the timer, 200 ms away.
-    boost::this_fiber::sleep_for(std::chrono::milliseconds{200});
-    cpu_ms = thread_cpu_ms() - cpu0;
-  });
-  idle.join();
+  const double cpu_ms = idle_worker_cpu_ms(group);
   BOOST_TEST(cpu_ms >= 0.0);
   BOOST_TEST(cpu_ms < 50.0);  // a busy poll burns about 200 ms
 }
