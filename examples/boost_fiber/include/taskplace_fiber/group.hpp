@@ -431,7 +431,7 @@ class Group {
     bool wake = false;
     {
       std::lock_guard lk(s.m);
-      if (!s.flag) s.requested_at = clock_.now();
+      if (adaptive_spin && !s.flag) s.requested_at = clock_.now();
       s.flag = true;
       s.pending.store(true, std::memory_order_release);
       wake = s.sleeping.load(std::memory_order_relaxed);
@@ -446,7 +446,7 @@ class Group {
   void sleep(CpuId c, std::chrono::steady_clock::time_point until) noexcept {
     using steady = std::chrono::steady_clock;
     Slot& s = slots_[c];
-    const Nanoseconds t0 = clock_.now();
+    const Nanoseconds t0 = adaptive_spin ? clock_.now() : Nanoseconds{0};
     Nanoseconds spin_for = idle_spin;
     if (spin_for.count() == 0 && adaptive_spin && s.idle_avg < costs.parked) spin_for = costs.parked;
     if (spin_for.count() > 0) {
@@ -474,8 +474,10 @@ class Group {
     s.sleeping.store(false, std::memory_order_relaxed);
     // The idle period, to the wake-up's request when one ended it, folded
     // into the average with weight 1/8 (the kernel's avg_idle weight).
-    const Nanoseconds end = s.flag && s.requested_at >= t0 ? s.requested_at : clock_.now();
-    s.idle_avg += (end - t0 - s.idle_avg) / 8;
+    if (adaptive_spin) {
+      const Nanoseconds end = s.flag && s.requested_at >= t0 ? s.requested_at : clock_.now();
+      s.idle_avg += (end - t0 - s.idle_avg) / 8;
+    }
     s.flag = false;
     s.pending.store(false, std::memory_order_relaxed);
   }
