@@ -473,10 +473,10 @@ class Group {
     }
     s.sleeping.store(false, std::memory_order_relaxed);
     // The idle period, to the wake-up's request when one ended it, folded
-    // into the average with weight 1/8 (the kernel's avg_idle weight).
+    // into the average as the kernel's avg_idle is (update_avg).
     if (adaptive_spin) {
       const Nanoseconds end = s.flag && s.requested_at >= t0 ? s.requested_at : clock_.now();
-      s.idle_avg += (end - t0 - s.idle_avg) / 8;
+      s.idle_avg = taskplace::detail::update_avg(s.idle_avg, end - t0);
     }
     s.flag = false;
     s.pending.store(false, std::memory_order_relaxed);
