@@ -93,3 +93,24 @@ TEST_CASE("a calibration in a process limited to one CPU says why it measured le
   SUCCEED("not Linux");
 #endif
 }
+
+TEST_CASE("a line round trip whose peer stalls ends at the run's deadline", "[kit][calibration]") {
+  using taskplace::kit::detail::Spun;
+  using taskplace::kit::detail::spin_for;
+  std::atomic<std::uint32_t> v{0};
+  std::atomic<bool> go{true};
+  // The value the spinner waits for is already there: no clock read needed.
+  v = 7;
+  CHECK(spin_for(v, 7, go, 0) == Spun::arrived);
+  // A peer that never answers (a stalled echo thread): the spin gives up
+  // once the clock passes the deadline, 5 ms from now, and not long after
+  // (the clock is read every 4096 spins, microseconds apart).
+  const std::int64_t t0 = taskplace::kit::detail::mono_ns();
+  CHECK(spin_for(v, 8, go, t0 + 5'000'000) == Spun::stalled);
+  const std::int64_t took = taskplace::kit::detail::mono_ns() - t0;
+  CHECK(took >= 5'000'000);
+  CHECK(took < 2'000'000'000);  // bounded: 2 s allows a preempted test thread
+  // The run is called off (its echo could not be pinned): cancelled at once.
+  go = false;
+  CHECK(spin_for(v, 8, go, t0 + 60'000'000'000) == Spun::cancelled);
+}

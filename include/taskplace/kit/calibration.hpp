@@ -120,6 +120,21 @@ inline bool pin_to(int c) noexcept {
   return true;
 #endif
 }
+// How a spin_for() ended.
+enum class Spun { arrived, cancelled, stalled };
+// Effects: spins until `v` reads `want` (arrived), `go` reads false
+//   (cancelled) or the monotonic clock passes `stop_ns` (stalled). The
+//   clock is read every 4096 spins only: a peer that lost its CPU, or a
+//   host that runs one thread at a time (valgrind), would otherwise hold
+//   a run past CalibrationOptions::max_run for as long as it stalls.
+inline Spun spin_for(const std::atomic<std::uint32_t>& v, std::uint32_t want, const std::atomic<bool>& go,
+                     std::int64_t stop_ns) noexcept {
+  for (std::uint32_t spins = 1;; ++spins) {
+    if (v.load(std::memory_order_acquire) == want) return Spun::arrived;
+    if (!go.load(std::memory_order_relaxed)) return Spun::cancelled;
+    if ((spins & 4095) == 0 && mono_ns() > stop_ns) return Spun::stalled;
+  }
+}
 inline void park_on(std::atomic<std::uint32_t>& w, std::uint32_t v) noexcept {
 #if defined(__linux__)
   ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&w), FUTEX_WAIT_PRIVATE, v, nullptr, nullptr, 0);
@@ -236,8 +251,12 @@ inline Calibration calibrate(const CalibrationOptions& o = {}) {
         std::uint32_t i = 1;
         for (; i <= n && ok.load(std::memory_order_relaxed); ++i) {
           ping.v.store(i, std::memory_order_release);
-          while (pong.v.load(std::memory_order_acquire) != i)
-            if (!ok.load(std::memory_order_relaxed)) return;
+          const detail::Spun spun = detail::spin_for(pong.v, i, ok, stop);
+          if (spun == detail::Spun::cancelled) return;
+          if (spun == detail::Spun::stalled) {
+            --i;  // the round trip in flight is not counted
+            break;
+          }
           if ((i & 255) == 0) {
             const std::int64_t now = detail::mono_ns();
             const double batch = static_cast<double>(now - batch_start) / 256;
@@ -246,7 +265,7 @@ inline Calibration calibrate(const CalibrationOptions& o = {}) {
             if (now > stop) break;
           }
         }
-        const std::uint32_t made = std::min(i, n);
+        const std::uint32_t made = std::max<std::uint32_t>(std::min(i, n), 1);
         ns = best > 0 ? best : static_cast<double>(detail::mono_ns() - t0) / made;
         ok.store(false);  // the echo stops waiting (the run is over)
       });
