@@ -129,6 +129,27 @@ TEST_CASE("the user-space comparison runs, renders and writes its CSV", "[simula
   for (std::size_t i = 0; i < r.rows.size(); ++i) CHECK(r.rows[i].v == again.rows[i].v);
 }
 
+TEST_CASE("a machine's rows of the user-space comparison do not depend on the machines run before it",
+          "[simulator][userspace]") {
+  // `--userspace --machine rt64` must reproduce the rt64 rows of the full
+  // table: each load point's seed comes from the machine and the point,
+  // not from how many rows ran before it.
+  UserspaceOptions o;
+  o.workloads = {"pgbench"};
+  o.quick = true;
+  o.seeds = 1;
+  o.machines = {"rt16"};
+  const UserspaceResult alone = run_userspace(o);
+  o.machines = {"rt16", "rt16"};
+  const UserspaceResult twice = run_userspace(o);
+  REQUIRE(twice.rows.size() == 2 * alone.rows.size());
+  for (std::size_t i = 0; i < alone.rows.size(); ++i) {
+    INFO(alone.rows[i].x);
+    CHECK(twice.rows[i].v == alone.rows[i].v);
+    CHECK(twice.rows[alone.rows.size() + i].v == alone.rows[i].v);
+  }
+}
+
 #if __has_include("taskplace/placer/cost_gate.hpp")
 // The issue's simulator targets for traits::Runtime, those that hold on
 // the 16-CPU machine (docs/simulator.md's table has them all, with those

@@ -145,6 +145,10 @@ inline UserspaceResult run_userspace(const UserspaceOptions& o) {
   for (const auto& mname : o.machines) {
     const MachineSpec ms = parse_machine(mname);
     const std::uint32_t cpus = ms.topology.cpu_count();
+    // Each load point's seed: the machine's size and the point's index on
+    // it, so a machine run alone (--machine) gives the rows it gives in
+    // the full table.
+    std::uint32_t point_index = 0;
     for (const auto& wname : o.workloads) {
       struct Point {
         std::string x;
@@ -172,7 +176,7 @@ inline UserspaceResult run_userspace(const UserspaceOptions& o) {
         row.workload = wname;
         row.x = p.x;
         row.unit = p.finite ? "runs/s" : p.w.unit;
-        detail::userspace_row(ms, p.w, p.finite, o, detail::mix(o.seed, cpus * 1000 + row.v.size() + res.rows.size()), row,
+        detail::userspace_row(ms, p.w, p.finite, o, detail::mix(o.seed, cpus * 1000 + point_index++), row,
                               res.events);
         if (o.progress) o.progress(ms.name + " " + wname + " " + p.x + " done");
         res.rows.push_back(std::move(row));
