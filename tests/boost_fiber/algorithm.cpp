@@ -185,6 +185,32 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(shutdown_releases_every_worker_and_the_group_is_re
   }
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_thread_may_install_another_algorithm_over_this_one, G, Groups) {
+  // Boost.Fiber's set_algo hands the fibers ready here to the new
+  // algorithm through this one's pick_next, resuming none of them (the
+  // algorithm's running context must not follow them; a Debug build
+  // checks it against context::active() at every call). Each runs to its
+  // end under round_robin, and the worker is given back.
+  G group{1};
+  int ran = 0;
+  std::thread t([&] {
+    taskplace_fiber::install(group);
+    std::vector<boost::fibers::fiber> fs;
+    for (int i = 0; i < 4; ++i)
+      fs.emplace_back([&] {
+        ++ran;
+        boost::this_fiber::yield();
+        ++ran;
+      });
+    boost::this_fiber::yield();  // each ran up to its yield, and is ready again
+    boost::fibers::use_scheduling_algorithm<boost::fibers::algo::round_robin>();
+    for (auto& f : fs) f.join();
+  });
+  t.join();
+  BOOST_TEST(ran == 8);
+  BOOST_TEST(group.registered() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(main_contexts_stay_on_their_thread, G, Groups) {
   G group{2};
   bool same = true;

@@ -15,6 +15,7 @@
 //   taskplace_fiber::install(group);     // in each thread: claims a worker, installs Algorithm
 #pragma once
 
+#include <cassert>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -84,7 +85,12 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // properties) is stamped now, the end of the run it just yielded.
   // Complexity: one placement plus one queue lock.
   void awakened(context* ctx, properties_type& props) noexcept override {
-    context* active = context::active();
+    // The context running here (running_): the one named here cannot be
+    // it, unless a fiber launched with launch::dispatch took the thread
+    // without a pick_next (Boost.Fiber then awakens its launcher, first).
+    if (running_ == nullptr || ctx == running_) running_ = context::active();
+    context* const active = running_;
+    assert(active == context::active());
     const bool yielded = yielder_ != nullptr && ctx == yielder_ && active == yield_to_;
     yielder_ = nullptr;  // whatever this is, the next context has started
     if (yielded && ctx->is_context(type::pinned_context)) {
@@ -168,7 +174,8 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // With cache_hot_steals, a worker fiber calling is leaving: its last_ran
   // becomes now (see stamp_end_of_run).
   context* pick_next() noexcept override {
-    context* const caller = context::active();
+    context* const caller = running();
+    assert(caller == context::active());
     const bool may_yield = caller != nullptr && !caller->is_context(type::dispatcher_context) &&
                            !caller->wait_is_linked() && !caller->sleep_is_linked() && !detail::this_worker.woke;
     std::optional<Nanoseconds> ended;
@@ -181,10 +188,18 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
       yield_to_ = next;
     }
     detail::this_worker.woke = false;  // `next` starts with a clean slate
+    // Boost.Fiber resumes `next`; null: only the dispatcher asks with
+    // nothing to hand out, and it goes on running (to sleep).
+    if (next != nullptr) running_ = next;
     return next;
   }
 
+  // Effects: also forgets the running context (running_): Boost.Fiber
+  // asks this before each pick_next of a thread that replaces this
+  // algorithm (set_algo), whose contexts it does not resume; else only
+  // through boost::fibers::has_ready_fibers(), from the running context.
   bool has_ready_fibers() const noexcept override {
+    running_ = nullptr;
     return !pinned_.empty() || dispatcher_ != nullptr ||
            g_->slots_[id_].queue.size() != 0;
   }
@@ -205,7 +220,9 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     if (waker.algorithm != this) {  // not this thread's own shutdown notify
       waker.woke = true;
       if (waker.group == static_cast<const void*>(g_) && waker.worker < g_->worker_count()) {
-        const context* active = context::active();
+        // The waking thread's algorithm is an Algorithm<G> too (the same
+        // group): the context it runs, as it knows it.
+        const context* active = static_cast<Algorithm*>(waker.algorithm)->running();
         const bool fiber = active != nullptr && !active->is_context(type::pinned_context) &&
                            !active->is_context(type::dispatcher_context);
         // Its flips, read here on its own thread; a fiber launched with
@@ -231,9 +248,12 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     detail::this_worker = {.group = g_, .worker = id_, .algorithm = this, .woke = false};
   }
 
+  // Returns: the context running on this thread (running_), read from
+  // Boost.Fiber when not known yet.
+  context* running() noexcept { return running_ != nullptr ? running_ : (running_ = context::active()); }
+
   // The body of pick_next().
-  // `self`: the context calling pick_next (context::active(), read once:
-  // a call into Boost.Fiber's library and a thread-local lookup).
+  // `self`: the context calling pick_next (running_).
   // `ended`: the clock read that ended the caller's run, if one was taken:
   // a fiber popped from this worker's queue right after starts at it (one
   // read fewer a switch; its run reads the queue's pop longer).
@@ -388,6 +408,19 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // context pick_next returned to it; null outside that window.
   context* yielder_ = nullptr;
   context* yield_to_ = nullptr;
+  // The context running on this thread, as the algorithm follows it, so
+  // that a switch reads no context::active() (a call into Boost.Fiber's
+  // library and a thread-local lookup through __tls_get_addr, twice a
+  // switch): the one pick_next() last handed out (Boost.Fiber resumes
+  // the context it returns), the caller when it returned null (the
+  // dispatcher, which goes on running). Read from Boost.Fiber only where
+  // the algorithm cannot know it: before its first call (null), and when a
+  // fiber launched with launch::dispatch took the thread without a
+  // pick_next, which its launcher's awakened() (Boost.Fiber's first call
+  // after the switch) shows: the context awakened is the one taken for
+  // running. Forgotten by has_ready_fibers() (see there). This thread
+  // only (notify() reads the waking thread's own).
+  mutable context* running_ = nullptr;
 };
 
 // Effects: makes the calling thread worker `worker` of `group`: claims the

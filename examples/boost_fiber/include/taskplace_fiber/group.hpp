@@ -78,7 +78,7 @@ inline taskplace::TableTopology flat_topology(std::uint32_t workers) {
 struct ThisWorker {
   const void* group = nullptr;  // the Group, as an address
   CpuId worker = taskplace::no_cpu;
-  const void* algorithm = nullptr;  // the Algorithm that set it
+  void* algorithm = nullptr;  // the Algorithm that set it (notify() reads the context it runs)
   bool woke = false;
 };
 inline thread_local ThisWorker this_worker{};
