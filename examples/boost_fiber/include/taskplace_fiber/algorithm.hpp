@@ -39,13 +39,18 @@ namespace taskplace_fiber {
 // boost::fibers::use_scheduling_algorithm<Algorithm<G>>(group), which is
 // noexcept: a bad or taken worker then ends the program (std::terminate).
 // Boost.Fiber's interface is virtual: these overrides are the only virtual
-// functions of taskplace_fiber.
+// functions of taskplace_fiber. Each fiber's properties are a
+// Properties<G>, made on its first wake-up, as
+// algorithm_with_properties<Properties<G>> makes them; this class derives
+// from that template's base and does its awakened() itself (the
+// template's, final, looks the properties up twice through Boost.Fiber's
+// library at every wake-up, the derived class's call besides).
 // Invariant: pinned contexts (main, dispatcher) never leave this thread;
 //   a worker context is detached while queued and attached by the thread
 //   that resumes it (Boost.Fiber's migration rule).
 template <class G = Group<>>
-class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properties<G>> {
-  using base = boost::fibers::algo::algorithm_with_properties<Properties<G>>;
+class Algorithm : public boost::fibers::algo::algorithm_with_properties_base {
+  using base = boost::fibers::algo::algorithm_with_properties_base;
   using context = boost::fibers::context;
   using type = boost::fibers::type;
 
@@ -72,6 +77,27 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
 
   CpuId worker() const noexcept { return id_; }
 
+  // Effects: as algorithm_with_properties<Properties<G>>::awakened(ctx):
+  //   gives ctx its properties on its first wake-up, makes this algorithm
+  //   theirs (fiber_properties::notify() reaches it), then
+  //   awakened(ctx, props).
+  void awakened(context* ctx) noexcept final {
+    boost::fibers::fiber_properties* p = ctx->get_properties();
+    if (p == nullptr) [[unlikely]] {
+      p = new properties_type(ctx);
+      base::set_properties(ctx, p);
+    }
+    p->set_algorithm(this);
+    awakened(ctx, *static_cast<properties_type*>(p));
+  }
+  // Returns: ctx's properties (algorithm_with_properties::properties).
+  // Precondition: ctx was awakened by an Algorithm<G> once.
+  static properties_type& properties(context* ctx) noexcept {
+    return *static_cast<properties_type*>(ctx->get_properties());
+  }
+  // Properties<G> tells no change (fiber_properties::notify()): nothing.
+  void property_change_(context*, boost::fibers::fiber_properties*) noexcept final {}
+
   // Effects: a fiber became ready on this thread. Pinned contexts stay in
   // this thread's local queue; a worker context is placed by the WakePlacer
   // (waker: the fiber running here, or for a wake-up from another thread
@@ -84,7 +110,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // never stamped (started with launch::dispatch, it ran before it had
   // properties) is stamped now, the end of the run it just yielded.
   // Complexity: one placement plus one queue lock.
-  void awakened(context* ctx, properties_type& props) noexcept override {
+  void awakened(context* ctx, properties_type& props) noexcept {
     // The context running here (running_): the one named here cannot be
     // it, unless a fiber launched with launch::dispatch took the thread
     // without a pick_next (Boost.Fiber then awakens its launcher, first).
@@ -134,7 +160,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
         }
       }
     } else if (active != ctx) {
-      if (auto* p = base::get_properties(active)) {
+      if (auto* p = active->get_properties()) {
         waker = &static_cast<properties_type*>(p)->task;
         waker_key = reinterpret_cast<taskplace::TaskKey>(active);
       }
@@ -176,8 +202,11 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   context* pick_next() noexcept override {
     context* const caller = running();
     assert(caller == context::active());
-    const bool may_yield = caller != nullptr && !caller->is_context(type::dispatcher_context) &&
-                           !caller->wait_is_linked() && !caller->sleep_is_linked() && !detail::this_worker.woke;
+    // The flag first: a caller that woke a fiber (a channel's sender) asks
+    // Boost.Fiber's library for neither link.
+    const bool may_yield = caller != nullptr && !detail::this_worker.woke &&
+                           !caller->is_context(type::dispatcher_context) && !caller->wait_is_linked() &&
+                           !caller->sleep_is_linked();
     std::optional<Nanoseconds> ended;
     if (g_->cache_hot_steals || taskplace::kit::reports_sleeps<typename G::placer_type> || g_->tracing() != nullptr)
       ended = stamp_end_of_run(caller, !may_yield);
@@ -228,7 +257,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
         // Its flips, read here on its own thread; a fiber launched with
         // launch::dispatch may have no properties yet: none.
         const auto* props =
-            fiber ? static_cast<properties_type*>(base::get_properties(const_cast<context*>(active))) : nullptr;
+            fiber ? static_cast<const properties_type*>(active->get_properties()) : nullptr;
         g_->slots_[id_].remote_waker_flips.store(props != nullptr ? g_->slots_[id_].placer->flips().flips(props->task.flips) : 0,
                                                  std::memory_order_relaxed);
         g_->slots_[id_].remote_waker_key.store(fiber ? reinterpret_cast<taskplace::TaskKey>(active) : taskplace::no_task,
@@ -301,7 +330,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // queued it) wrote it before the push that took this lock.
   struct LastRan {
     Nanoseconds operator()(context* const& c) const noexcept {
-      return static_cast<properties_type*>(base::get_properties(c))->last_ran;
+      return properties(c).last_ran;
     }
   };
 
@@ -332,7 +361,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
   // Returns: the clock read, where one was taken.
   std::optional<Nanoseconds> stamp_end_of_run(context* caller, bool blocks) noexcept {
     if (caller == nullptr || caller->is_context(type::pinned_context)) return std::nullopt;
-    auto* p = static_cast<properties_type*>(base::get_properties(caller));
+    auto* p = static_cast<properties_type*>(caller->get_properties());
     if (p == nullptr) return std::nullopt;
     const Nanoseconds now = g_->clock_.now();
     if (g_->cache_hot_steals) p->last_ran = now;
@@ -384,7 +413,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<Properti
     if (!worker) return ctx;
     ++since_dispatch_;
     self->attach(ctx);
-    auto& props = base::properties(ctx);
+    auto& props = properties(ctx);
     if (props.last_worker != taskplace::no_cpu && props.last_worker != id_)
       g.migrations_.fetch_add(1, std::memory_order_relaxed);
     props.last_worker = id_;
