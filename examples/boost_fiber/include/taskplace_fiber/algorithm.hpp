@@ -20,13 +20,13 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <optional>
 
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/scheduler.hpp>
 #include <boost/fiber/type.hpp>
 
+#include "taskplace/detail/config.hpp"
 #include "taskplace/kit/idle.hpp"
 #include "taskplace/kit/sleeps.hpp"
 #include "taskplace/kit/trace.hpp"
@@ -209,7 +209,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties_base {
     const bool may_yield = caller != nullptr && !detail::this_worker.woke &&
                            !caller->is_context(type::dispatcher_context) && !caller->wait_is_linked() &&
                            !caller->sleep_is_linked();
-    std::optional<Nanoseconds> ended;
+    Nanoseconds ended = no_time;
     if (g_->cache_hot_steals || taskplace::kit::reports_sleeps<typename G::placer_type> || g_->tracing() != nullptr)
       ended = stamp_end_of_run(caller, !may_yield);
     yielder_ = nullptr;
@@ -288,22 +288,41 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties_base {
 
   // The body of pick_next().
   // `self`: the context calling pick_next (running_).
-  // `ended`: the clock read that ended the caller's run, if one was taken:
-  // a fiber popped from this worker's queue right after starts at it (one
-  // read fewer a switch; its run reads the queue's pop longer).
+  // `ended`: the clock read that ended the caller's run, if one was taken
+  // (else no_time): a fiber popped from this worker's queue right after
+  // starts at it (one read fewer a switch; its run reads the queue's pop
+  // longer).
   // `yields`: the caller may be yielding (pick_next), so it is queued again
   // right after this.
-  context* choose_next(context* self, std::optional<Nanoseconds> ended, bool yields) noexcept {
+  // The fiber popped here is the hot path, inlined; the others are kept out
+  // of line (run_pinned, balance), so that it saves fewer registers.
+  TASKPLACE_ALWAYS_INLINE context* choose_next(context* self, Nanoseconds ended, bool yields) noexcept {
+    if (!pinned_.empty()) [[unlikely]]
+      return run_pinned();
+    if (dispatcher_ != nullptr && since_dispatch_ >= g_->dispatch_every) return run_dispatcher();
+    if (context* ctx = g_->pop(id_, !yields)) [[likely]]
+      return run(self, ctx, ended);
+    if (dispatcher_ != nullptr) return run_dispatcher();
+    return balance(self);
+  }
+
+  // Effects: the first pinned context runs next.
+  TASKPLACE_NOINLINE context* run_pinned() noexcept {
+    context* ctx = pinned_.front();
+    pinned_.pop_front();
+    if (idle_) {
+      idle_ = false;
+      g_->slots_[id_].balancer->idle_end(*g_->slots_[id_].idle, g_->clock_.now());
+    }
+    g_->slots_[id_].busy.store(true, std::memory_order_relaxed);
+    return ctx;
+  }
+
+  // Returns: a fiber the IdleBalancer pulls from another worker, attached
+  // and stamped (run), or null: this worker is idle.
+  TASKPLACE_NOINLINE context* balance(context* self) noexcept {
     G& g = *g_;
     auto& slot = g.slots_[id_];
-    if (!pinned_.empty()) {
-      context* ctx = pinned_.front();
-      pinned_.pop_front();
-      return run(self, ctx, false);
-    }
-    if (dispatcher_ != nullptr && since_dispatch_ >= g.dispatch_every) return run_dispatcher();
-    if (context* ctx = g.pop(id_, !yields)) return run(self, ctx, true, ended);
-    if (dispatcher_ != nullptr) return run_dispatcher();
     if (idle_) {
       // Still idle (idle_poll expired, or a wake-up left nothing here): the
       // nohz idle balance, run for the idle CPU by the kernel's periodic
@@ -316,7 +335,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties_base {
       slot.balancer->tick(*slot.idle, g.clock_.now());
       typename G::Queues queues{&g};
       if (context* got = slot.thief->periodic(queues, LastRan{}, g.clock_, g.nr_running(id_)))
-        return run(self, got, true);
+        return run(self, got, no_time);
       slot.busy.store(false, std::memory_order_relaxed);
       return nullptr;
     }
@@ -324,7 +343,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties_base {
     typename G::Queues queues{&g};
     if (context* got = slot.thief->newidle(*slot.balancer, *slot.idle, queues, LastRan{}, g.clock_,
                                            taskplace::Overload::unknown, g.nr_running(id_)))
-      return run(self, got, true);
+      return run(self, got, no_time);
     slot.busy.store(false, std::memory_order_relaxed);
     idle_ = true;
     return nullptr;
@@ -363,11 +382,11 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties_base {
   //   so it never overtakes the report.
   // Traced (Group::tracing()), the same moment goes to the trace as a
   //   task event (sleeps or stops), whatever the placer reads.
-  // Returns: the clock read, where one was taken.
-  std::optional<Nanoseconds> stamp_end_of_run(context* caller, bool blocks) noexcept {
-    if (caller == nullptr || caller->is_context(type::pinned_context)) return std::nullopt;
+  // Returns: the clock read, where one was taken; else no_time.
+  TASKPLACE_ALWAYS_INLINE Nanoseconds stamp_end_of_run(context* caller, bool blocks) noexcept {
+    if (caller == nullptr || caller->is_context(type::pinned_context)) return no_time;
     auto* p = static_cast<properties_type*>(caller->get_properties());
-    if (p == nullptr) return std::nullopt;
+    if (p == nullptr) return no_time;
     const Nanoseconds now = g_->clock_.now();
     if (g_->cache_hot_steals) p->last_ran = now;
     constexpr bool reports = taskplace::kit::reports_sleeps<typename G::placer_type>;
@@ -397,25 +416,25 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties_base {
     g_->slots_[id_].busy.store(false, std::memory_order_relaxed);
     return ctx;
   }
-  // Effects: ctx runs next on this worker; a worker fiber is attached to
-  // this thread and stamped: the worker it runs on and, with
+  // Effects: the worker fiber ctx runs next on this worker: it is attached
+  // to this thread and stamped: the worker it runs on and, with
   // cache_hot_steals, when it started (its last_ran, written before it
   // runs and queued nowhere; without the option no clock is read for it).
-  // `ended`: a clock read just taken (the previous run's end) to start at.
-  context* run(context* self, context* ctx, bool worker, std::optional<Nanoseconds> ended = {}) noexcept {
+  // `ended`: a clock read just taken (the previous run's end) to start at,
+  // or no_time.
+  TASKPLACE_ALWAYS_INLINE context* run(context* self, context* ctx, Nanoseconds ended) noexcept {
     G& g = *g_;
-    const bool stamp = worker && g.cache_hot_steals;
+    const bool stamp = g.cache_hot_steals;
     constexpr bool reports = taskplace::kit::reports_sleeps<typename G::placer_type>;
-    taskplace::kit::ChromeTrace* const trace = worker ? g.tracing() : nullptr;
-    const Nanoseconds now = idle_ || stamp || (worker && reports) || trace != nullptr
-                                ? (ended && !idle_ ? *ended : g.clock_.now())
+    taskplace::kit::ChromeTrace* const trace = g.tracing();
+    const Nanoseconds now = idle_ || stamp || reports || trace != nullptr
+                                ? (ended != no_time && !idle_ ? ended : g.clock_.now())
                                 : Nanoseconds{0};
-    if (idle_) {
+    if (idle_) [[unlikely]] {
       idle_ = false;
       g.slots_[id_].balancer->idle_end(*g.slots_[id_].idle, now);
     }
     g.slots_[id_].busy.store(true, std::memory_order_relaxed);
-    if (!worker) return ctx;
     ++since_dispatch_;
     self->get_scheduler()->attach_worker_context(ctx);  // self->attach(ctx), one call fewer
     auto& props = properties(ctx);
@@ -431,6 +450,10 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties_base {
                                               taskplace::kit::TaskEvent::Kind::runs});
     return ctx;
   }
+
+  // Stands for no clock read (stamp_end_of_run, run): the group's clock
+  // never reads it (a fiber never stamped has it as its last_ran too).
+  static constexpr Nanoseconds no_time = Nanoseconds::min();
 
   G* g_;
   CpuId id_;
