@@ -34,6 +34,19 @@ TEST_CASE("a worker deque gives its items oldest first and counts the pops that 
   CHECK(q.size() == 0);
 }
 
+TEST_CASE("the owner's pushes queue behind the others and count in the length", "[kit][worker_deque]") {
+  WorkerDeque<int*> q;
+  int a = 1, b = 2, c = 3;
+  q.push(&a);
+  q.push_owned(&b);
+  q.push(&c);
+  CHECK(q.size() == 3);
+  CHECK(q.try_steal() == &a);
+  CHECK(q.pop() == &b);
+  CHECK(q.pop() == &c);
+  CHECK(q.size() == 0);
+}
+
 TEST_CASE("a thief's pick chooses among the queued items, oldest first", "[kit][worker_deque]") {
   WorkerDeque<int*> q;
   int a = 1, b = 2, c = 3;

@@ -11,6 +11,7 @@
 //
 //   taskplace::kit::WorkerDeque<Job*> q;
 //   q.push(job);                       // any thread; then read the owner's sleeping flag (below)
+//   q.push_owned(job);                 // the owner's thread (it sleeps not)
 //   Job* next = q.pop();               // the owner: the oldest, or null
 //   Job* got = q.try_steal();          // a thief (kit::Stealer)
 //
@@ -35,8 +36,9 @@
 namespace taskplace::kit {
 
 // T: a pointer-like item (the null T{} means "none").
-// Thread-safety: push, try_steal, size, drains from any thread; pop from
-// the owner's thread alone (the drain count has one writer).
+// Thread-safety: push, try_steal, size, drains from any thread; pop and
+// push_owned from the owner's thread alone (the drain count has one
+// writer).
 template <class T>
 class WorkerDeque {
  public:
@@ -50,6 +52,14 @@ class WorkerDeque {
     std::lock_guard lk(lock_);
     q_.push_back(x);
     n_.store(n_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+  }
+  // Effects: as push(x), from the owner's thread, which then reads no
+  //   sleeping flag (its owner is awake: the caller): the length is
+  //   stored relaxed, published to thieves by the lock's release.
+  void push_owned(T x) {
+    std::lock_guard lk(lock_);
+    q_.push_back(x);
+    n_.store(n_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   // Returns: the oldest item, or T{} when none is queued (then without
   //   taking the lock). `drains`: a pop that takes the last item counts

@@ -126,7 +126,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties_base {
     if (yielded) {
       if (g_->cache_hot_steals && props.last_ran == Nanoseconds::min()) props.last_ran = g_->clock_.now();
       detach(ctx);
-      g_->push(id_, ctx);
+      g_->push_own(id_, ctx);
       return;
     }
     if (ctx->is_context(type::dispatcher_context)) {
@@ -186,7 +186,8 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties_base {
       to = id_;
     if (to != waking) g_->placed_remote_.fetch_add(1, std::memory_order_relaxed);
     detach(ctx);
-    g_->push(to, ctx);
+    if (to == id_) g_->push_own(id_, ctx);
+    else g_->push(to, ctx);
   }
 
   // Returns: the next context to run here: a pinned one first, then this

@@ -326,7 +326,8 @@ class Group {
   // a condition variable, which a queueing touches only when the owner
   // sleeps: the pusher stores the length and then reads `sleeping`, the
   // owner stores `sleeping` and then reads the length, all four seq_cst,
-  // so one of the two sees the other (no lost wake-up).
+  // so one of the two sees the other (no lost wake-up). The owner's own
+  // queueings (a wake-up placed here, a yield) need neither: it is awake.
   struct alignas(64) Slot {
     // The worker's queued fibers (kit::WorkerQueue, as a thief sees them:
     // a steal takes the oldest, or the one `pick` chooses among them,
@@ -422,6 +423,9 @@ class Group {
     s.queue.push(ctx);
     if (s.sleeping.load(std::memory_order_seq_cst)) notify(c);
   }
+  // Effects: queues `ctx` on worker c from c's own thread, which is awake
+  //   (it queues): no sleeping flag to read, no seq_cst length.
+  void push_own(CpuId c, context* ctx) noexcept { slots_[c].queue.push_owned(ctx); }
   // `drains`: the pop may count as a drain of the queue (WorkerQueue O1):
   // not when the fiber that stopped yields, since Boost.Fiber queues it
   // again only after this pop, so the queue never really emptied.
