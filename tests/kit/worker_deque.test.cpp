@@ -101,7 +101,7 @@ TEST_CASE("a worker deque hands each item to exactly one of its owner and a thie
 TEST_CASE("a counted worker deque keeps its worker's queued count in the machine", "[kit][worker_deque]") {
   static_assert(taskplace::kit::WorkerQueue<taskplace::kit::CountedWorkerDeque<int*>>);
   taskplace::kit::Machine machine{2};
-  taskplace::kit::CountedWorkerDeque<int*> q{.machine = &machine, .owner = 1};
+  taskplace::kit::CountedWorkerDeque<int*> q{.machine = &machine, .owner = 1, .d = {}};
   int a = 1, b = 2, c = 3;
   q.push(&a);
   q.push(&b);
