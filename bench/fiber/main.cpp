@@ -81,6 +81,13 @@ int main(int argc, char** argv) {
   const auto workers = static_cast<std::uint32_t>(
       argc > 3 ? std::strtoul(argv[3], nullptr, 10) : std::max(2u, std::thread::hardware_concurrency()));
   workloads::Sizes sizes;
+  // Boost.Fiber switches in about 100 ns: at the shared sizes its pipe ran
+  // some 12 ms and its hackbench some 7 ms, short enough that a run's
+  // start (threads parking, the first steals) moved Runtime's ratio to
+  // the best set by 0.6-0.8 (pipe) and 0.78-0.92 (hackbench) between
+  // recorded runs. Five times as many: runs of 40-100 ms.
+  sizes.pipe_rounds *= 5;
+  sizes.hackbench_loops *= 5;
   if (argc > 4) sizes.pgbench_clients = static_cast<std::uint32_t>(std::strtoul(argv[4], nullptr, 10));
   if (workers == 0 || sizes.pgbench_clients == 0) {
     std::fprintf(stderr, "workers and clients must be >= 1\n");
