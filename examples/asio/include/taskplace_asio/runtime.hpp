@@ -316,7 +316,7 @@ class Runtime {
 
   template <class F>
   bool submit(Task task, bool own, F&& f, bool sync) {
-    auto node = std::make_unique<detail::NodeOf<std::decay_t<F>>>(std::decay_t<F>(std::forward<F>(f)));
+    auto node = std::make_unique<detail::NodeOf<std::decay_t<F>>>(std::forward<F>(f));
     if (own) task = node.get();
     node->task = task;
     node->own = own;
@@ -469,6 +469,8 @@ class Runtime {
   void loop(CpuId self) {
     tl_ = {this, self, nullptr};
     Worker& me = w_[self];
+    detail::NodeCache nodes;  // the blocks of the handlers run here, for the posts made here
+    const detail::NodeCache::Install use_nodes{nodes};
     auto guard = boost::asio::make_work_guard(me.ctx);  // run_one_for waits, never runs out of work
     auto queues = [this](CpuId c) -> detail::Queue& { return w_[c].q; };
     auto bstate = me.balancer->make_state(self, clock_.now());
