@@ -118,3 +118,17 @@ TEST_CASE("a counted worker deque keeps its worker's queued count in the machine
   CHECK(machine.queued_on(1) == 0);
   CHECK(q.drains() == 1);
 }
+
+TEST_CASE("a counted worker deque counts the owner's pushes as the others'", "[kit][worker_deque]") {
+  taskplace::kit::Machine machine{2};
+  taskplace::kit::CountedWorkerDeque<int*> q{.machine = &machine, .owner = 0, .d = {}};
+  int a = 1, b = 2;
+  q.push(&a);
+  q.push_owned(&b);  // behind the other's push
+  CHECK(q.size() == 2);
+  CHECK(machine.queued_on(0) == 2);
+  CHECK(machine.can_give(0));
+  CHECK(q.pop() == &a);
+  CHECK(q.pop() == &b);
+  CHECK(machine.queued_on(0) == 0);
+}

@@ -112,8 +112,15 @@ struct CountedWorkerDeque {
   std::size_t size(std::memory_order order = std::memory_order_relaxed) const noexcept { return d.size(order); }
   std::uint64_t drains() const noexcept { return d.drains(); }
   // Returns: whether the machine's overload flag was set by this push.
-  bool push(T x) {
+  // Inlined: a call costs a push more than its body (the caller's live
+  // registers saved around it).
+  TASKPLACE_ALWAYS_INLINE bool push(T x) {
     d.push(x);
+    return machine->queued(owner);
+  }
+  // Effects: as push(x), from the owner's thread (WorkerDeque::push_owned).
+  TASKPLACE_ALWAYS_INLINE bool push_owned(T x) {
+    d.push_owned(x);
     return machine->queued(owner);
   }
   T pop(bool drains = true) { return dequeued(d.pop(drains)); }

@@ -327,6 +327,10 @@ class Runtime {
       return false;
     }
     const CpuId c = place(task, sync, *node);
+    if (tl_.rt == this && c == tl_.worker) {  // this worker's own queue: its owner (us) is awake
+      if (w_[c].q.push_owned(node.release())) kick(c);
+      return true;
+    }
     if (w_[c].q.push(node.release())) kick(c);  // the overload flag rose: a parked thief may steal
     wake(c);
     return true;
