@@ -577,6 +577,28 @@ TEST_CASE("a handler's end is a sleep of its task only when no other handler of 
   CHECK(sa->duration.avg < 1ms);   // 1,000 samples of about 2 us each
 }
 
+TEST_CASE("a handler that calls finished(task) leaves its task no state; one that posts the task again after has",
+          "[asio][sleeps]") {
+  // The handler's end is reported on the task's entry as the handler
+  // left it: none after finished(task) (no entry made again), the new
+  // one when the handler posted to the task after forgetting it.
+  using R = taskplace_asio::Runtime<taskplace::traits::SisCurrent<>>;
+  Watchdog dog{60s, "finished"};
+  int gone = 0, again = 0;
+  R rt{1};
+  REQUIRE(rt.post(&gone, [&] { rt.finished(&gone); }));
+  std::atomic<int> runs{0};
+  REQUIRE(rt.post(&again, [&] {
+    rt.finished(&again);
+    rt.post(&again, [&] { runs.fetch_add(1); });
+  }));
+  rt.join();
+  CHECK(runs.load() == 1);
+  CHECK_FALSE(rt.task_state(&gone).has_value());
+  CHECK(rt.task_state(&again).has_value());
+  CHECK(rt.stats().handlers == 3);
+}
+
 // --- The runtime's late reports against early ones ------------------------
 //
 // The Asio runtime learns of a sleep after the handler returned: between

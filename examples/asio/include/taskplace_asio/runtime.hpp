@@ -399,11 +399,14 @@ class Runtime {
   // Returns: the clock read that ended this run, where one was taken.
   std::optional<Nanoseconds> run(CpuId self, detail::Node* x, std::optional<Nanoseconds> previous_end = {}) {
     Worker& me = w_[self];
-    machine_.running(self);
+    auto counters = machine_.worker(self);  // its running flag, addressed once
+    counters.running();
     auto& e = store_.get(x->task, 0);
-    if (e.prev_cpu() != taskplace::no_cpu && e.prev_cpu() != self)
-      me.migrations.store(me.migrations.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    e.ran_on(self);
+    if (const CpuId prev = e.prev_cpu(); prev != self) {  // read once; a task staying put writes no line
+      if (prev != taskplace::no_cpu)
+        me.migrations.store(me.migrations.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      e.ran_on(self);
+    }
     Nanoseconds started{0};
     if constexpr (reports_sleeps) {  // the task runs (its next sleep report is due)
       auto lk = lock(e);
@@ -427,20 +430,23 @@ class Runtime {
       }
       request_stop();
     }
+    // The task's entry after its handler: e unless the handler called
+    // finished(task) (which cleared tl_.entry), then looked up again.
+    entry_type* const kept = tl_.entry;
     tl_.task = nullptr;
     tl_.entry = nullptr;
     std::optional<Nanoseconds> ended;
     if constexpr (reports_sleeps) {
-      if (!x->own) ended = report_end(me, x->task, started);
+      if (!x->own) ended = report_end(me, x->task, kept, started);
     } else if (*opts_.cache_hot_steals && !x->own) {  // the stamp report_end keeps otherwise
       ended = clock_.now();
-      if (entry_type* f = store_.find(x->task, 0))
+      if (entry_type* f = kept != nullptr ? kept : store_.find(x->task, 0))
         std::atomic_ref<std::int64_t>(f->state.last_ran).store(ended->count(), std::memory_order_relaxed);
     }
     if (x->own) store_.erase(x->task, 0);
     delete x;
     me.handlers.store(me.handlers.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    machine_.stopped(self);
+    counters.stopped();
     done_one();
     return ended;
   }
@@ -452,13 +458,16 @@ class Runtime {
   //   (then its stop; detail::TaskSleeps). The task's next run waits
   //   until the report is in. A handler that called finished(task) is not
   //   reported.
+  // `kept`: the task's entry as the handler left it (null: the handler
+  //   called finished(task); then it is looked up, as a post may have
+  //   made it again).
   // Returns: the moment, where the clock was read for it.
-  std::optional<Nanoseconds> report_end(Worker& me, Task task, Nanoseconds started) {
+  std::optional<Nanoseconds> report_end(Worker& me, Task task, entry_type* kept, Nanoseconds started) {
     constexpr bool timed = taskplace::kit::times_sleeps<placer_type>;
     const Nanoseconds at = timed ? clock_.now() : started;
     const std::optional<Nanoseconds> read = timed ? std::optional<Nanoseconds>{at} : std::nullopt;
     const bool worker_idle = me.q.size() == 0;  // SIS_CACHE reserves a worker that goes idle
-    entry_type* e = store_.find(task, 0);
+    entry_type* e = kept != nullptr ? kept : store_.find(task, 0);
     if (e == nullptr) return read;
     auto& s = e->state;
     if (*opts_.cache_hot_steals) std::atomic_ref<std::int64_t>(s.last_ran).store(at.count(), std::memory_order_relaxed);
