@@ -217,7 +217,11 @@ class Runtime {
     return true;
   }
   // Effects: forgets `task`'s placement state (call when it ends; a task
-  //   never posted again may leave it, at a few dozen bytes).
+  //   never posted again may leave it, at a few dozen bytes). Call it from
+  //   the task's own last handler or after it: a handler of the task
+  //   still running on another worker reports its end on the entry it
+  //   started with, which the store may have given to a new task by then
+  //   (that task's averages then take one wrong sample).
   void finished(Task task) {
     if (tl_.rt == this && tl_.task == task) tl_.entry = nullptr;  // its posts: no waker state
     store_.erase(task, 0);
