@@ -26,7 +26,10 @@ namespace taskplace_sim {
 template <class M>
 struct MachineView {
   const M* m;
-  bool is_idle(taskplace::CpuId c) const { return m->idle_now(c); }
+  // The machine's idle bitmap, which refresh() keeps equal to idle_now(c)
+  // (the invariant check compares them): the LLC walk reads one line for
+  // 64 CPUs, not a CPU record and a run queue for each.
+  bool is_idle(taskplace::CpuId c) const { return (m->idle_bits_[c / 64] >> (c % 64)) & 1u; }
   std::uint32_t nr_running(taskplace::CpuId c) const { return m->nr_running(c); }
   std::uint64_t load(taskplace::CpuId c) const { return std::uint64_t{1024} * m->nr_running(c); }
   std::uint32_t llc_utilization_pct(taskplace::CpuId c) const {
