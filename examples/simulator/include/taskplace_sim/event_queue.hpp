@@ -261,10 +261,13 @@ class EventQueue {
       if (first >= n) break;
       std::size_t best = first;
       if (first + arity <= n) {
+        // The least of four by masks, not branches: which child wins is
+        // a coin toss a predictor gets wrong half the time.
         const Node* c = &node(first);
-        const std::size_t m01 = less(c[1], c[0]) ? 1 : 0;
-        const std::size_t m23 = less(c[3], c[2]) ? 3 : 2;
-        best = first + (less(c[m23], c[m01]) ? m23 : m01);
+        const std::size_t m01 = static_cast<std::size_t>(less(c[1], c[0]));
+        const std::size_t m23 = 2 + static_cast<std::size_t>(less(c[3], c[2]));
+        const std::size_t pick = std::size_t{0} - static_cast<std::size_t>(less(c[m23], c[m01]));
+        best = first + (m01 ^ ((m01 ^ m23) & pick));
       } else {
         for (std::size_t c = first + 1; c < n; ++c)
           if (less(node(c), node(best))) best = c;
