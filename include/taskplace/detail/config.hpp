@@ -21,10 +21,14 @@
 // stays small (WakePlacer's settled-pair path).
 // And one inlined into its one caller whatever its size (WakePlacer's
 // full decision, into place() where there is no fast path).
+// TASKPLACE_INLINE_LAMBDA, after a lambda's parameter list: the same for
+// a lambda called in a loop (the LLC walk's per-CPU step).
 #if defined(__GNUC__) || defined(__clang__)
 #define TASKPLACE_NOINLINE __attribute__((noinline))
 #define TASKPLACE_ALWAYS_INLINE inline __attribute__((always_inline))
+#define TASKPLACE_INLINE_LAMBDA __attribute__((always_inline))
 #else
 #define TASKPLACE_NOINLINE
 #define TASKPLACE_ALWAYS_INLINE inline
+#define TASKPLACE_INLINE_LAMBDA
 #endif

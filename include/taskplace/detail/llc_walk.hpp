@@ -86,10 +86,11 @@ constexpr bool walks_before(CpuId a, CpuId b, CpuId target) noexcept {
 //   target's LLC) comes before c (`before(sib, c)`: the walk's order): then
 //   c's core was tested there already and the kernel's cpumask_andnot took
 //   c out of the walk.
-template <Topology T, CpuFilter F, class Before>
-bool core_met_before(const T& t, const F& allowed, CpuId target, CpuId c, const Before& before) {
+//   `core`: t.core_cpus(c), which the caller has at hand.
+template <Topology T, CpuFilter F, class Before, class Core>
+bool core_met_before(const T& t, const F& allowed, CpuId target, CpuId c, const Before& before, const Core& core) {
   const auto llc = t.llc_of(target);
-  for (auto s : t.core_cpus(c)) {
+  for (auto s : core) {
     const auto sib = static_cast<CpuId>(s);
     if (sib != c && before(sib, c) && allowed(sib) && t.llc_of(sib) == llc) return true;
   }
@@ -128,9 +129,14 @@ LlcWalk walk_llc(const T& t, const M& m, const F& allowed, CpuId target, bool co
     return ia != ib ? ia : walks_before(a, b, target);
   };
   // One CPU of the walk; true: the walk ends (found, or out of budget).
-  const auto visit = [&](CpuId c) {
-    if (!allowed(c)) return false;                                          // not in the walk mask
-    if (cores && core_met_before(t, allowed, target, c, before)) return false;  // its core was tested
+  // Inlined into the walk's loop: out of line, its call and register
+  // saves cost as much as a busy CPU's test (a full LLC's walk visits
+  // every CPU).
+  const auto visit = [&](CpuId c) TASKPLACE_INLINE_LAMBDA {
+    if (!allowed(c)) return false;  // not in the walk mask
+    // c's core, looked up once for both of its loops.
+    const auto core = t.core_cpus(c);
+    if (cores && core_met_before(t, allowed, target, c, before, core)) return false;  // its core was tested
     if (out.walked >= limit) return true;
     const bool guard = out.walked < guarded;
     ++out.walked;
@@ -146,7 +152,7 @@ LlcWalk walk_llc(const T& t, const M& m, const F& allowed, CpuId target, bool co
     }
     // kernel: select_idle_core(): every sibling idle, whatever the mask.
     bool whole = true;
-    for (auto s : t.core_cpus(c)) {
+    for (auto s : core) {
       const auto sib = static_cast<CpuId>(s);
       const bool candidate = out.cpu == no_cpu && allowed(sib) && t.llc_of(sib) == llc_id;
       if (!m.is_idle(sib)) {
