@@ -136,26 +136,34 @@ class SpanIndex {
     if (old == load) return;
     load_[c] = load;
     Member* row = &member_[at(c, 0)];
-    for (std::uint32_t i = 0; i < level_count_[c]; ++i) {
+    // Locals for what the stores into the lists (32-bit words, as the
+    // heads' and the rows' fields are) would otherwise make the compiler
+    // read again after each of them.
+    const std::uint32_t levels = level_count_[c];
+    std::uint32_t* const lists = lists_.data();
+    for (std::uint32_t i = 0; i < levels; ++i) {
       const std::uint32_t g = row[i].group;
       Head& h = head_[g];
+      const std::uint32_t base = h.base, stride = h.size + 1;
+      std::uint32_t top = h.top;
       if (old > 0) {
         // Swap-remove: the bucket's last CPU takes c's place (the order
         // busiest() breaks ties by).
-        std::uint32_t* b = bucket(g, old);
+        std::uint32_t* b = lists + base + old * stride;
         const std::uint32_t k = row[i].slot;
         const CpuId moved = b[b[0]--];
         b[1 + k] = moved;
         member_[at(moved, i)].slot = k;
-        if (old == h.top)
-          while (h.top > 0 && bucket(g, h.top)[0] == 0) --h.top;
+        if (old == top)
+          while (top > 0 && lists[base + top * stride] == 0) --top;
       }
       if (load > 0) {
-        std::uint32_t* b = bucket(g, load);
+        std::uint32_t* b = lists + base + load * stride;
         row[i].slot = b[0];
         b[1 + b[0]++] = c;
-        h.top = std::max(h.top, load);
+        top = std::max(top, load);
       }
+      h.top = top;
     }
   }
   // Returns: the candidate of group g with the most tasks, other than
