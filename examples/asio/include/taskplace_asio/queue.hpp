@@ -34,9 +34,10 @@ struct WorkerTraits : W {
 // a post from a worker takes the block a handler that ran there gave
 // back, not a malloc and a free a handler (Asio's recycling allocator
 // does the same for its operations, with room for two). Blocks are
-// ::operator new's, so any thread frees any block; a thread without a
-// cache (off the pool, or a worker past its loop) allocates and frees
-// them as they are. Holds `capacity` blocks at most: a fan-out's burst
+// ::operator new's, freed unsized (clang before 17 declares no sized
+// ::operator delete by default), so any thread frees any block; a thread
+// without a cache (off the pool, or a worker past its loop) allocates
+// and frees them as they are. Holds `capacity` blocks at most: a fan-out's burst
 // (a sender's twenty messages) from the handlers that ran before it.
 class NodeCache {
  public:
@@ -47,7 +48,7 @@ class NodeCache {
   NodeCache(const NodeCache&) = delete;
   NodeCache& operator=(const NodeCache&) = delete;
   ~NodeCache() {
-    while (count_ > 0) ::operator delete(blocks_[--count_], block);
+    while (count_ > 0) ::operator delete(blocks_[--count_]);
   }
 
   // This thread's cache (null: none). A worker installs its own for its
@@ -71,12 +72,12 @@ class NodeCache {
   }
   // Effects: gives back what allocate(n) returned.
   static void deallocate(void* p, std::size_t n) noexcept {
-    if (n > block) return ::operator delete(p, n);
+    if (n > block) return ::operator delete(p);
     if (NodeCache* c = current(); c != nullptr && c->count_ < capacity) {
       c->blocks_[c->count_++] = p;
       return;
     }
-    ::operator delete(p, block);
+    ::operator delete(p);
   }
 
  private:
@@ -101,7 +102,7 @@ struct Node {
   // An over-aligned callable's node: not cached (a block is aligned as
   // ::operator new(size) aligns).
   static void* operator new(std::size_t n, std::align_val_t a) { return ::operator new(n, a); }
-  static void operator delete(void* p, std::size_t n, std::align_val_t a) noexcept { ::operator delete(p, n, a); }
+  static void operator delete(void* p, std::size_t, std::align_val_t a) noexcept { ::operator delete(p, a); }
 };
 // F constructed in place from what post() was given (one move, or a copy).
 template <class F>
