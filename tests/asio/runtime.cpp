@@ -2,6 +2,7 @@
 // is lost, shutdown with pending work ends as documented, a handler's
 // exception reaches join(), and Asio's own post and completions go
 // through the placement.
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -90,6 +91,47 @@ struct Token {
 };
 
 }  // namespace
+
+TEST_CASE("a worker's node cache hands back the blocks its handlers freed, up to its capacity") {
+  using taskplace_asio::detail::NodeCache;
+  // Off the pool (no cache installed): plain allocations.
+  REQUIRE(NodeCache::current() == nullptr);
+  void* plain = NodeCache::allocate(64);
+  REQUIRE(plain != nullptr);
+  NodeCache::deallocate(plain, 64);
+  {
+    NodeCache cache;
+    const NodeCache::Install installed{cache};
+    REQUIRE(NodeCache::current() == &cache);
+    // Freed blocks come back, the last freed first; any size up to a block.
+    void* a = NodeCache::allocate(NodeCache::block);
+    void* b = NodeCache::allocate(16);
+    NodeCache::deallocate(a, NodeCache::block);
+    NodeCache::deallocate(b, 16);
+    void* first = NodeCache::allocate(100);
+    void* second = NodeCache::allocate(1);
+    CHECK(first == b);
+    CHECK(second == a);
+    // The cache is empty again: a burst of capacity + 1 frees.
+    // The cache keeps `capacity` of them, so the next `capacity`
+    // allocations are exactly those blocks.
+    std::vector<void*> burst;
+    for (std::size_t i = 0; i <= NodeCache::capacity; ++i) burst.push_back(NodeCache::allocate(NodeCache::block));
+    for (void* p : burst) NodeCache::deallocate(p, NodeCache::block);  // the last one goes to ::operator delete
+    std::vector<void*> again;
+    for (std::size_t i = 0; i < NodeCache::capacity; ++i) again.push_back(NodeCache::allocate(NodeCache::block));
+    CHECK(std::vector<void*>(again.rbegin(), again.rend()) ==
+          std::vector<void*>(burst.begin(), burst.begin() + NodeCache::capacity));
+    for (void* p : again) NodeCache::deallocate(p, NodeCache::block);
+    // A block too small for the request is never handed out.
+    void* big = NodeCache::allocate(NodeCache::block + 1);
+    CHECK(std::find(again.begin(), again.end(), big) == again.end());
+    NodeCache::deallocate(big, NodeCache::block + 1);
+    NodeCache::deallocate(first, 100);
+    NodeCache::deallocate(second, 1);
+  }  // the cache frees what it holds (LeakSanitizer checks it under ASan)
+  CHECK(NodeCache::current() == nullptr);
+}
 
 TEST_CASE("every handler runs exactly once, posted from off the pool and from handlers") {
   Watchdog dog{30s, "exactly once"};
