@@ -48,19 +48,11 @@ class WorkerDeque {
   std::uint64_t drains() const noexcept { return drained_.load(std::memory_order_relaxed); }
 
   // Effects: queues x behind the others; the length is stored seq_cst.
-  void push(T x) {
-    std::lock_guard lk(lock_);
-    q_.push_back(x);
-    n_.store(n_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
-  }
+  void push(T x) { push_ordered(x, std::memory_order_seq_cst); }
   // Effects: as push(x), from the owner's thread, which then reads no
   //   sleeping flag (its owner is awake: the caller): the length is
   //   stored relaxed, published to thieves by the lock's release.
-  void push_owned(T x) {
-    std::lock_guard lk(lock_);
-    q_.push_back(x);
-    n_.store(n_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
+  void push_owned(T x) { push_ordered(x, std::memory_order_relaxed); }
   // Returns: the oldest item, or T{} when none is queued (then without
   //   taking the lock). `drains`: a pop that takes the last item counts
   //   as a drain; not when the caller queues one again at once (a yield).
@@ -93,6 +85,11 @@ class WorkerDeque {
   }
 
  private:
+  void push_ordered(T x, std::memory_order length_order) {
+    std::lock_guard lk(lock_);
+    q_.push_back(x);
+    n_.store(n_.load(std::memory_order_relaxed) + 1, length_order);
+  }
   SpinLock lock_;
   std::deque<T> q_;                   // guarded by lock_
   std::atomic<std::size_t> n_{0};     // q_'s length, written under lock_

@@ -307,15 +307,22 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties_base {
     return balance(self);
   }
 
+  // Effects: this worker runs something from `now` on: an idle period
+  //   ends there (the balancer's avg_idle), and the worker reads busy.
+  //   `now` matters only when it was idle.
+  TASKPLACE_ALWAYS_INLINE void starts_running(Nanoseconds now) noexcept {
+    if (idle_) [[unlikely]] {
+      idle_ = false;
+      g_->slots_[id_].balancer->idle_end(*g_->slots_[id_].idle, now);
+    }
+    g_->slots_[id_].busy.store(true, std::memory_order_relaxed);
+  }
+
   // Effects: the first pinned context runs next.
   TASKPLACE_NOINLINE context* run_pinned() noexcept {
     context* ctx = pinned_.front();
     pinned_.pop_front();
-    if (idle_) {
-      idle_ = false;
-      g_->slots_[id_].balancer->idle_end(*g_->slots_[id_].idle, g_->clock_.now());
-    }
-    g_->slots_[id_].busy.store(true, std::memory_order_relaxed);
+    starts_running(idle_ ? g_->clock_.now() : Nanoseconds{0});
     return ctx;
   }
 
@@ -431,11 +438,7 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties_base {
     const Nanoseconds now = idle_ || stamp || reports || trace != nullptr
                                 ? (ended != no_time && !idle_ ? ended : g.clock_.now())
                                 : Nanoseconds{0};
-    if (idle_) [[unlikely]] {
-      idle_ = false;
-      g.slots_[id_].balancer->idle_end(*g.slots_[id_].idle, now);
-    }
-    g.slots_[id_].busy.store(true, std::memory_order_relaxed);
+    starts_running(now);
     ++since_dispatch_;
     self->get_scheduler()->attach_worker_context(ctx);  // self->attach(ctx), one call fewer
     auto& props = properties(ctx);
